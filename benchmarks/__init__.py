@@ -1,0 +1,14 @@
+"""Benchmarks: one package per benchmark, registered by name in `BENCHMARKS`."""
+
+from forge_eval._registry import Registry
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+
+
+def _load() -> None:
+    # Importing a benchmark package registers it.
+    import forge_eval.benchmarks.forgelab  # noqa: F401
+
+
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark", _load)
+
+__all__ = ["BENCHMARKS", "Benchmark", "OfficialSettings"]

@@ -1,0 +1,1 @@
+"""The `forge-eval` command line."""
