@@ -1,0 +1,1 @@
+"""Analysis: logs -> tidy tables; statistics (bootstrap, pass@k, paired tests); behavior metrics."""

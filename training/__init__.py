@@ -1,0 +1,1 @@
+"""Training: recording proxy, records, trajectories, credit, advantages, veRL adapter, rollout backends."""
