@@ -19,4 +19,7 @@ class Harness(ABC):
 
     @abstractmethod
     def solver(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
-        """The solver that runs the agent with the benchmark's tools and prompt."""
+        """The solver that runs the agent with the benchmark's tools and prompt.
+
+        It must begin with `seed_per_epoch()` so that every epoch samples with its own seed.
+        """

@@ -3,10 +3,11 @@
 from typing import Any
 
 from inspect_ai.agent import AgentPrompt, as_solver, react
-from inspect_ai.solver import Solver
+from inspect_ai.solver import Solver, chain
 from inspect_ai.tool import Tool
 
 from forge_eval.harnesses._harness import Harness
+from forge_eval.harnesses._seeding import seed_per_epoch
 
 
 class ReactHarness(Harness):
@@ -19,4 +20,4 @@ class ReactHarness(Harness):
             tools=tools,
             **options,
         )
-        return as_solver(agent)
+        return chain(seed_per_epoch(), as_solver(agent))

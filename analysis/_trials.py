@@ -1,0 +1,69 @@
+"""Read a run's Inspect logs into one tidy trials table (one row per task x seed x epoch).
+
+Everything downstream — headline metrics, the report, behavioral analysis — starts from this table,
+so it is read once, from the logs themselves (the single source of truth), never from a cache.
+"""
+
+import math
+from pathlib import Path
+
+import pandas as pd
+from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+from inspect_ai.scorer import value_to_float
+
+TRIAL_COLUMNS = ["task_id", "seed", "epoch", "score", "passed", "error", "log_file"]
+
+_to_float = value_to_float()
+
+
+def read_run_logs(log_dir: Path) -> list[EvalLog]:
+    """All eval logs under `log_dir`, newest first (Inspect's own listing order)."""
+    return [read_eval_log(info) for info in list_eval_logs(str(log_dir))]
+
+
+def _seed_of(log: EvalLog) -> int:
+    """The run seed of a log: forge-eval passes it as a task argument (one task per seed)."""
+    seed = log.eval.task_args.get("seed")
+    if seed is None:
+        seed = log.eval.model_generate_config.seed
+    return int(seed) if seed is not None else 0
+
+
+def trials_table(logs: list[EvalLog], threshold: float, metadata_keys: tuple[str, ...] = ()) -> pd.DataFrame:
+    """One row per (task, seed, epoch) sample in `logs`.
+
+    Args:
+        logs: Eval logs of one run (one per seed); when a seed has several logs (a retried task),
+            the newest sample of each (task, seed, epoch) wins.
+        threshold: A trial passes when its score is >= threshold.
+        metadata_keys: Sample metadata fields to copy into columns (e.g. difficulty, category).
+
+    Returns:
+        Columns `task_id, seed, epoch, score, passed, error, log_file` plus `metadata_keys`;
+        `score` is NaN for a trial that errored or was not scored (it then counts as not passed).
+    """
+    rows: dict[tuple[str, int, int], dict] = {}
+    for log in sorted(logs, key=lambda lg: lg.eval.created):
+        seed = _seed_of(log)
+        for sample in log.samples or []:
+            score = math.nan
+            if sample.scores:
+                first = next(iter(sample.scores.values()))
+                score = _to_float(first.value)
+            error = sample.error.message if sample.error else ""
+            if error:
+                score = math.nan
+            row = {
+                "task_id": str(sample.id),
+                "seed": seed,
+                "epoch": int(sample.epoch),
+                "score": score,
+                "passed": bool(not math.isnan(score) and score >= threshold),
+                "error": error,
+                "log_file": Path(log.location).name if log.location else "",
+            }
+            for key in metadata_keys:
+                row[key] = (sample.metadata or {}).get(key)
+            rows[(row["task_id"], seed, row["epoch"])] = row
+    table = pd.DataFrame(list(rows.values()), columns=TRIAL_COLUMNS + list(metadata_keys))
+    return table.sort_values(["task_id", "seed", "epoch"], ignore_index=True)

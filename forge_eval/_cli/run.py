@@ -1,0 +1,104 @@
+"""`forge-eval run BENCH`: a benchmark over several seeds, with CIs and a report."""
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from forge_eval._cli._options import parse_key_values
+
+
+@click.command()
+@click.argument("benchmark")
+@click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True, help="Number of seeds.")
+@click.option("--seed-base", type=int, default=0, show_default=True, help="First seed (seeds are consecutive).")
+@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Trials per task per seed (enables pass@k and pass^k for k <= epochs).")
+@click.option("--model", default=None,
+              help="Embedded model name (see `forge-eval list`) or an Inspect model string "
+                   "(e.g. openai-api/vllm/Qwen2.5-7B-Instruct). Default: the embedded model, started here.")
+@click.option("--model-base-url", default=None, help="Base URL of an OpenAI-compatible endpoint.")
+@click.option("-M", "model_args", multiple=True, metavar="KEY=VALUE", help="Inspect model argument.")
+@click.option("--harness", default=None, help="Harness name (default: the benchmark's own).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Run only the first N tasks.")
+@click.option("--quick", is_flag=True, help="Run only the benchmark's quick subset of tasks.")
+@click.option("--temperature", type=float, default=None, help="Sampling temperature (default: the model's).")
+@click.option("--max-connections", type=click.IntRange(min=1), default=None,
+              help="Concurrent model connections.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Run directory (default: runs/<benchmark>).")
+@click.option("-T", "task_args", multiple=True, metavar="KEY=VALUE", help="Task argument of the benchmark.")
+def run(
+    benchmark: str,
+    seeds: int,
+    seed_base: int,
+    epochs: int,
+    model: str | None,
+    model_base_url: str | None,
+    model_args: tuple[str, ...],
+    harness: str | None,
+    limit: int | None,
+    quick: bool,
+    temperature: float | None,
+    max_connections: int | None,
+    out: Path | None,
+    task_args: tuple[str, ...],
+) -> None:
+    """Run BENCHMARK over several seeds; resumable: re-run the same command to finish an interrupted run."""
+    from forge_eval.runner import RunSpec, run_benchmark
+
+    spec = RunSpec(
+        benchmark=benchmark,
+        seeds=tuple(range(seed_base, seed_base + seeds)),
+        epochs=epochs,
+        model=model,
+        harness=harness,
+        limit=limit,
+        quick=quick,
+        task_options=parse_key_values(task_args, "-T"),
+        model_base_url=model_base_url,
+        model_args=parse_key_values(model_args, "-M"),
+        temperature=temperature,
+        max_connections=max_connections,
+        out=out or Path("runs") / benchmark,
+        command=shlex.join(["forge-eval", *sys.argv[1:]]),
+    )
+    result = run_benchmark(spec)
+    print_headline(result.results, result.out, result.report)
+    if quick or limit:
+        click.echo(
+            f"\nThis was a subset. The full benchmark: forge-eval run {benchmark} --seeds 5 "
+            "--epochs 3 --out runs/" + benchmark + "-full"
+        )
+
+
+def print_headline(results: dict, out: Path, report: Path | None) -> None:
+    """Print the headline metrics with their 95% CIs, and where the report and logs are."""
+    console = Console()
+    table = Table(
+        title=f"{results['benchmark']} · {results['model']} · {results['harness']} · "
+        f"seeds {results['seeds']} · {results['n_tasks']} tasks"
+    )
+    for column in ("metric", "estimate", "95% CI", "per seed", "trials"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for name, m in results["metrics"].items():
+        per_seed = " ".join(f"{p['estimate'] * 100:.0f}" for p in m["per_seed"])
+        table.add_row(
+            name,
+            f"{m['estimate'] * 100:.1f}%",
+            f"[{m['ci_low'] * 100:.1f}, {m['ci_high'] * 100:.1f}]",
+            per_seed,
+            str(m["n_trials"]),
+        )
+    console.print(table)
+    if results["status"] != "complete":
+        console.print("[yellow]partial run: some samples failed or are missing; re-run the same command "
+                      "to finish it[/yellow]")
+    console.print(f"estimator: {next(iter(results['metrics'].values()))['estimator']}")
+    if report is not None:
+        console.print(f"report:  {report.resolve()}")
+    console.print(f"results: {(out / 'results.json').resolve()}")
+    console.print(f"logs:    inspect view --log-dir {(out / 'logs').resolve()}")

@@ -1,0 +1,47 @@
+"""What a run is: the user's choices, resolved and validated once, recorded verbatim in results.json."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One `forge-eval run`.
+
+    Attributes:
+        benchmark: Registered benchmark name.
+        seeds: Run seeds; each becomes one Inspect task whose GenerateConfig.seed is that seed.
+        epochs: Trials per task per seed (pass@k / pass^k use k <= epochs).
+        model: An embedded model name (`forge-eval list`), an Inspect model string, or None for the
+            embedded default.
+        harness: Registered harness name, or None for the benchmark's default.
+        out: The run directory (logs/, results.json, trials.csv, report.html).
+        limit: Run only the first `limit` tasks.
+        quick: Run only the benchmark's quick subset.
+        task_options: Extra task arguments (`-T k=v`).
+        model_base_url: Base URL for an OpenAI-compatible endpoint (with an Inspect model string).
+        model_args: Extra Inspect model arguments (`-M k=v`).
+        temperature: Sampling temperature (None = the model's default).
+        max_connections: Concurrent model connections (None = Inspect's default, 2 for the embedded model).
+        command: The exact command line, recorded for reproducibility.
+    """
+
+    benchmark: str
+    seeds: tuple[int, ...]
+    out: Path
+    epochs: int = 1
+    model: str | None = None
+    harness: str | None = None
+    limit: int | None = None
+    quick: bool = False
+    task_options: dict[str, Any] = field(default_factory=dict)
+    model_base_url: str | None = None
+    model_args: dict[str, Any] = field(default_factory=dict)
+    temperature: float | None = None
+    max_connections: int | None = None
+    command: str = ""
+
+    @property
+    def log_dir(self) -> Path:
+        return self.out / "logs"

@@ -1,0 +1,60 @@
+"""A minimal OpenAI-compatible chat server that records every request body (test support).
+
+It answers each call with a `submit` tool call, which ends Inspect's react() loop, so tests can
+check what reached the wire (seeds, temperatures) without a real model.
+"""
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def _reply(body: dict) -> dict:
+    call = {
+        "id": f"call_{len(body.get('messages', []))}",
+        "type": "function",
+        "function": {"name": "submit", "arguments": json.dumps({"answer": "42"})},
+    }
+    has_submit = any(t.get("function", {}).get("name") == "submit" for t in body.get("tools") or [])
+    message = {"role": "assistant", "content": "" if has_submit else "42"}
+    if has_submit:
+        message["tool_calls"] = [call]
+    return {
+        "id": "rec",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "m"),
+        "choices": [{"index": 0, "finish_reason": "tool_calls" if has_submit else "stop", "message": message}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+    }
+
+
+@contextmanager
+def recording_server() -> Iterator[tuple[str, list[dict]]]:
+    """Yield (base_url, requests) for a server on 127.0.0.1; `requests` fills as calls arrive."""
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            data = json.dumps(_reply(body)).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()
