@@ -1,1 +1,56 @@
-"""Reports: the self-contained HTML report of a run."""
+"""Reports: the self-contained HTML report of a run.
+
+`build_report(run_dir)` reads `results.json` and `trials.csv` from a run directory written by
+`forge-eval run` and writes `run_dir/report.html`: one file with inline CSS, inline SVG charts
+(matplotlib) and a few lines of inline script, which opens offline. `forge-eval report DIR` rebuilds it.
+
+Adding a section
+----------------
+Other packages add sections without touching this one. A section is a callable
+`(run_dir: Path) -> Section | None`; it returns `None` when it has nothing to show (for example when
+its input file is absent). Registered sections are rendered after the built-in ones, in registration
+order; one that raises is shown as a warning instead of breaking the report. `Section.html` is
+inserted as is, so escape all data in it (`html.escape`) and reference no remote resource; for a
+chart, `svg_figure` turns a matplotlib drawing function into inline SVG in the report's style::
+
+    import html, json
+    from pathlib import Path
+    from forge_eval.reports import REPORT_SECTIONS, Section
+
+    @REPORT_SECTIONS.register("behavior")
+    def behavior_section(run_dir: Path) -> Section | None:
+        path = run_dir / "behavior.json"
+        if not path.is_file():
+            return None
+        data = json.loads(path.read_text())
+        rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v:.1%}</td></tr>" for k, v in data.items())
+        return Section("Behavior", f"<table>{rows}</table>")
+
+Registering in code only takes effect once that module is imported. So that `forge-eval report`
+(which imports nothing but this package) also finds the section, advertise it as an entry point in
+pyproject.toml (then re-install: `.venv/bin/pip install -q -e '.[dev]'`)::
+
+    [project.entry-points."forge_eval.report_sections"]
+    behavior = "forge_eval.analysis.behavior:behavior_section"
+
+Entry points are loaded on first use of the registry, after the sections registered in code.
+"""
+
+from forge_eval.reports._build import REPORT_FILE, build_report
+from forge_eval.reports._results import MetricResult, RunResults, SeedEstimate, load_results
+from forge_eval.reports._sections import REPORT_SECTIONS, Section, SectionFn, SectionRegistry
+from forge_eval.reports._svg import svg_figure
+
+__all__ = [
+    "REPORT_FILE",
+    "REPORT_SECTIONS",
+    "MetricResult",
+    "RunResults",
+    "Section",
+    "SectionFn",
+    "SectionRegistry",
+    "SeedEstimate",
+    "build_report",
+    "load_results",
+    "svg_figure",
+]

@@ -1,0 +1,191 @@
+"""The report's built-in sections, each a function of the run's validated data."""
+
+from __future__ import annotations
+
+import shlex
+
+from forge_eval.reports._charts import outcome_heatmap, seeds_chart
+from forge_eval.reports._format import esc, interval, percent
+from forge_eval.reports._results import RunResults
+from forge_eval.reports._sections import Section
+from forge_eval.reports._trials import TRIALS_FILE, Cell, TaskOutcomes
+
+_MAX_ERRORS_SHOWN = 5
+_MAX_ERROR_CHARS = 300
+
+
+def headline(results: RunResults) -> Section:
+    """Metric | estimate | 95% CI | per seed | tasks | trials, with the estimators as footnotes."""
+    notes: dict[str, str] = {}
+    rows = []
+    for metric in results.metrics:
+        # Letters, not digits: a digit after "pass@2" would read as part of the name.
+        letter = notes.setdefault(metric.estimator, _letter(len(notes))) if metric.estimator else None
+        note = f'<sup><a href="#estimator-{letter}">[{letter}]</a></sup>' if letter else ""
+        per_seed = ", ".join(f"{s.seed}: {percent(s.estimate)}" for s in metric.per_seed)
+        rows.append(
+            f'<tr data-metric="{esc(metric.name)}">'
+            f'<th scope="row"><abbr title="{esc(metric.estimator)}">{esc(metric.name)}</abbr>{note}</th>'
+            f'<td class="num estimate">{percent(metric.estimate)}</td>'
+            f'<td class="num ci">{interval(metric.ci_low, metric.ci_high)}</td>'
+            f'<td class="per-seed">{esc(per_seed)}</td>'
+            f'<td class="num">{metric.n_tasks}</td><td class="num">{metric.n_trials}</td></tr>'
+        )
+    if not rows:
+        return Section("Headline", '<p class="warning">results.json lists no metrics.</p>', "headline")
+    footnotes = "".join(
+        f'<li id="estimator-{letter}">[{letter}] {esc(text)}</li>' for text, letter in notes.items()
+    )
+    body = (
+        '<table class="headline"><thead><tr><th>Metric</th><th>Estimate</th><th>95% CI</th>'
+        "<th>Per seed</th><th>Tasks</th><th>Trials</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+        f'<ol class="footnotes">{footnotes}</ol>'
+    )
+    return Section("Headline", body, "headline")
+
+
+def _letter(index: int) -> str:
+    """a, b, ..., z, aa, ab, ...: footnote labels."""
+    label = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        label = chr(ord("a") + rest) + label
+    return label
+
+
+def seed_estimates(results: RunResults) -> Section:
+    if not results.metrics:
+        return Section("Per-seed estimates", '<p class="warning">No metrics to plot.</p>', "seeds")
+    caption = (
+        "<p>Each row is a metric: the band is its 95% CI over tasks and seeds, the bar the pooled "
+        "estimate, the points the estimate from each seed alone. Seeds far outside the band point to "
+        "seed-sensitive behavior.</p>"
+    )
+    return Section("Per-seed estimates", caption + seeds_chart(results.metrics, results.seeds), "seeds")
+
+
+def heatmap(outcomes: TaskOutcomes | None) -> Section:
+    if outcomes is None:
+        return Section("Per-task outcomes", _no_trials(), "heatmap")
+    caption = (
+        "<p>One cell per task and seed; colour is the fraction of that seed's epochs that passed. "
+        "Red hatching marks a cell with an errored trial (no score; counted as not passed); grey "
+        "means no trial was recorded. Hover a cell for its counts.</p>"
+    )
+    return Section("Per-task outcomes", caption + outcome_heatmap(outcomes), "heatmap")
+
+
+def _no_trials() -> str:
+    return (
+        f'<p class="warning">No {TRIALS_FILE} in the run directory, so per-task outcomes are not '
+        "available. It is written by <code>forge-eval run</code>; re-run the same command to "
+        "regenerate it.</p>"
+    )
+
+
+def _seed_cell(cell: Cell | None) -> str:
+    if cell is None:
+        return '<td class="num missing" data-sort="-1">—</td>'
+    fraction = cell.pass_fraction
+    error = ""
+    if cell.n_errored:
+        error = f' <span class="err" title="{cell.n_errored} errored">⚠{cell.n_errored}</span>'
+    return f'<td class="num" data-sort="{fraction}">{cell.n_passed}/{cell.n_trials}{error}</td>'
+
+
+def task_table(outcomes: TaskOutcomes | None) -> Section:
+    """One row per task; the columns sort on click (see the page script)."""
+    if outcomes is None:
+        return Section("Per-task table", _no_trials(), "tasks")
+    headers = (
+        ["Task"]
+        + list(outcomes.metadata_columns)
+        + [f"Seed {s}" for s in outcomes.seeds]
+        + ["Passed", "Mean score", "Errors"]
+    )
+    head = "".join(f'<th scope="col" tabindex="0">{esc(h)}</th>' for h in headers)
+    rows = []
+    for task in outcomes.tasks:
+        errors = "\n".join(e[:_MAX_ERROR_CHARS] for e in task.errors[:_MAX_ERRORS_SHOWN])
+        cells = (
+            [f'<th scope="row" class="task">{esc(task.task_id)}</th>']
+            + [f"<td>{esc(task.metadata[c])}</td>" for c in outcomes.metadata_columns]
+            + [_seed_cell(cell) for cell in task.cells]
+            + [
+                f'<td class="num" data-sort="{task.pass_fraction}">{percent(task.pass_fraction)}</td>',
+                f'<td class="num" data-sort="{task.mean_score if task.mean_score is not None else -1}">'
+                f"{percent(task.mean_score)}</td>",
+                f'<td class="num" data-sort="{task.n_errored}" title="{esc(errors)}">{task.n_errored}</td>',
+            ]
+        )
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    body = (
+        "<p>Per seed: trials passed / trials recorded (⚠ = errored trials). Mean score is over the "
+        "trials that produced a score. Click a column header to sort.</p>"
+        f'<div class="scroll"><table class="tasks sortable"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+    return Section("Per-task table", body, "tasks")
+
+
+def metadata(results: RunResults) -> Section:
+    status = (
+        '<span class="badge partial">partial</span>'
+        if results.partial
+        else '<span class="badge complete">complete</span>'
+    )
+    versions = "".join(
+        f"<li><code>{esc(name)}</code> {esc(version)}</li>"
+        for name, version in sorted(results.versions.items())
+    )
+    fields = [
+        ("Status", status),
+        ("Command", f"<pre><code>{esc(results.command)}</code></pre>" if results.command else _unrecorded()),
+        ("Created", esc(results.created) if results.created else _unrecorded()),
+        (
+            "Git revision",
+            f"<code>{esc(results.git_revision)}</code>" if results.git_revision else _unrecorded(),
+        ),
+        ("Benchmark", esc(results.benchmark)),
+        ("Model", esc(results.model)),
+        ("Harness", esc(results.harness)),
+        ("Seeds", esc(", ".join(map(str, results.seeds)))),
+        ("Epochs", esc(results.epochs)),
+        ("Threshold", esc(results.threshold) if results.threshold is not None else _unrecorded()),
+        ("Tasks", esc(results.n_tasks) if results.n_tasks is not None else _unrecorded()),
+        ("Versions", f'<ul class="plain">{versions}</ul>' if versions else _unrecorded()),
+        ("Run directory", f"<code>{esc(results.run_dir.resolve())}</code>"),
+    ]
+    rows = "".join(f'<tr><th scope="row">{name}</th><td>{value}</td></tr>' for name, value in fields)
+    return Section("Run metadata", f'<table class="meta"><tbody>{rows}</tbody></table>', "metadata")
+
+
+def _unrecorded() -> str:
+    return '<span class="muted">not recorded</span>'
+
+
+def view_command(results: RunResults) -> str:
+    """The shell command that opens this run's logs in Inspect's viewer."""
+    return f"inspect view --log-dir {shlex.quote(str(results.log_dir))}"
+
+
+def rebuild_command(results: RunResults) -> str:
+    return f"forge-eval report {shlex.quote(str(results.run_dir.resolve()))}"
+
+
+def logs(results: RunResults) -> Section:
+    where = f"<code>{esc(results.log_dir)}</code>"
+    if results.log_dir.is_dir():
+        count = len(list(results.log_dir.glob("*.eval")))
+        found = f"<p>Inspect logs: {where} ({count} <code>.eval</code> files).</p>"
+    else:
+        found = f'<p class="warning">The log directory {where} does not exist.</p>'
+    body = (
+        f"{found}<p>Open the transcripts in Inspect's log viewer:</p>"
+        f'<pre class="command"><code>{esc(view_command(results))}</code></pre>'
+        "<p>Rebuild this report (for example after adding analyses):</p>"
+        f'<pre class="command"><code>{esc(rebuild_command(results))}</code></pre>'
+    )
+    return Section("Logs", body, "logs")
