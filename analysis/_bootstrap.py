@@ -23,7 +23,8 @@ from scipy.special import ndtr, ndtri
 
 from forge_eval._errors import UsageError
 from forge_eval._registry import Registry
-from forge_eval.analysis._cells import CellGrid, grid_from_array, grid_from_frame
+
+from ._cells import CellGrid, grid_from_array, grid_from_frame
 
 RandomState = int | np.random.Generator | None
 
@@ -131,7 +132,7 @@ def _bca(dist: _Distribution, alpha: float) -> tuple[NDArray, NDArray]:
 
 
 CI_METHODS.register("percentile", CIMethod(_percentile, "percentile"))
-CI_METHODS.register("bca", CIMethod(_bca, "BCa (bias from the draws, acceleration from a jackknife over tasks)"))
+CI_METHODS.register("bca", CIMethod(_bca, "BCa (bias from the draws, acceleration from a task jackknife)"))
 
 
 def _streams(random_state: RandomState) -> tuple[np.random.Generator, np.random.Generator]:
@@ -225,7 +226,8 @@ def bootstrap_grid(
             sample = grid.values[tasks[..., None], positions, m]
             draws[done : done + len(tasks), m] = named.function(sample, weights)
         done += len(tasks)
-    estimate = np.array([named.function(grid.values[:, :, m], grid.mask.astype(float)) for m in range(n_metrics)])
+    mask = grid.mask.astype(np.float64)
+    estimate = np.array([named.function(grid.values[:, :, m], mask) for m in range(n_metrics)])
     dist = _Distribution(estimate, draws, _jackknife(grid, named.function))
     low, high = ci_method.interval(dist, (1 - confidence_level) / 2)
     standard_error = draws.std(axis=0, ddof=1)
