@@ -1,0 +1,67 @@
+"""Helpers the services share for record collections: lookup by id, new ids, keyword search."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from forge_eval.benchmarks.services._app import ServiceHTTPError, not_found
+
+R = TypeVar("R")
+
+_WORD = re.compile(r"[a-z0-9@._-]+")
+# Words too common to discriminate between records; small models pad queries with them.
+_STOPWORDS = frozenset(
+    {"a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "find", "for", "from", "get", "have",
+     "i", "in", "is", "it", "me", "my", "of", "on", "or", "please", "show", "the", "this", "to", "what",
+     "when", "where", "which", "who", "with", "about", "all"}
+)
+
+
+def lowercase(value: Any) -> Any:
+    """Strip and lower-case strings (enum-like fields then accept "High" as "high")."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def find(records: Sequence[R], key: str, kind: str, id_of: Callable[[R], str]) -> R:
+    """The record whose id equals `key` (case-insensitive), or a 404."""
+    wanted = key.strip().lower()
+    for record in records:
+        if id_of(record).lower() == wanted:
+            return record
+    raise not_found(kind, key)
+
+
+def next_id(prefix: str, existing: Sequence[str], start: int = 1) -> str:
+    """`prefix` + one more than the largest number among ids with that prefix."""
+    numbers = [int(m.group(1)) for i in existing if (m := re.fullmatch(re.escape(prefix) + r"(\d+)", i))]
+    return f"{prefix}{max(numbers, default=start - 1) + 1}"
+
+
+def terms(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+
+
+def search(records: Sequence[R], query: str, text_of: Callable[[R], str]) -> list[R]:
+    """Records matching any query term, best (most terms matched) first; empty query = all.
+
+    Any-term matching with ranking (not all-terms) because small models add words to queries
+    ("invoice amount due") that the right record does not contain.
+    """
+    wanted = terms(query)
+    if not wanted:
+        return list(records)
+    scored = []
+    for index, record in enumerate(records):
+        text = text_of(record).lower()
+        hits = sum(1 for w in wanted if w in text)
+        if hits:
+            scored.append((-hits, index, record))
+    return [record for _, _, record in sorted(scored, key=lambda t: (t[0], t[1]))]
+
+
+def require_nonempty(value: str, field: str) -> str:
+    if not value.strip():
+        raise ServiceHTTPError(422, f"invalid request: {field} must not be empty")
+    return value

@@ -1,0 +1,48 @@
+"""Knowledge-base tools."""
+
+from inspect_ai.tool import Tool
+
+from forge_eval.benchmarks.services._client import call_service
+from forge_eval.benchmarks.services._toolspec import dumps, service_tool
+
+
+@service_tool("kb", "read")
+def kb_search() -> Tool:
+    async def execute(query: str) -> str:
+        """Search knowledge-base articles. Returns id, title and the start of the text.
+
+        Args:
+            query: Words to search for.
+        """
+        return dumps(await call_service("kb", "GET", "/articles", params={"query": query}))
+
+    return execute
+
+
+@service_tool("kb", "read", resource_args=("article_id",))
+def kb_get() -> Tool:
+    async def execute(article_id: str) -> str:
+        """Read a full article.
+
+        Args:
+            article_id: Article id, e.g. "kb-101".
+        """
+        return dumps(await call_service("kb", "GET", f"/articles/{article_id}"))
+
+    return execute
+
+
+@service_tool("kb", "write", resource_args=("article_id",))
+def kb_update() -> Tool:
+    async def execute(article_id: str, body: str | None = None, title: str | None = None) -> str:
+        """Replace an article's text and/or title.
+
+        Args:
+            article_id: Article id, e.g. "kb-101".
+            body: New full text.
+            title: New title.
+        """
+        changes = {k: v for k, v in {"body": body, "title": title}.items() if v is not None}
+        return dumps(await call_service("kb", "PATCH", f"/articles/{article_id}", json=changes))
+
+    return execute
