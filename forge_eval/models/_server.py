@@ -1,0 +1,211 @@
+"""Start and stop an embedded model server as a child process.
+
+A child process (rather than a thread) keeps llama.cpp's threads and memory out of the caller
+(Inspect's event loop, a trainer) and makes stopping certain: the process is killed, whatever state
+the model is in.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from forge_eval._errors import ForgeError
+from forge_eval.models._serve import HOST, bind_socket
+from forge_eval.models._spec import EMBEDDED_MODELS, default_model
+
+if TYPE_CHECKING:
+    from inspect_ai.model import Model
+
+INSPECT_SERVICE = "forge"
+LOCAL_API_KEY = "forge-eval-local"
+_LOG_TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class InspectModelRef:
+    """How Inspect reaches a server: `get_model(ref.model, **ref.model_args)`.
+
+    With `eval()`, pass `model=ref.model, model_base_url=ref.base_url, model_args={"api_key": ...}`.
+    """
+
+    model: str
+    base_url: str
+    api_key: str
+    model_args: dict[str, Any] = field(default_factory=dict)
+
+    def get_model(self, **kwargs: Any) -> Model:
+        """The Inspect `Model` for this server (extra kwargs go to `inspect_ai.model.get_model`)."""
+        from inspect_ai.model import get_model
+
+        return get_model(self.model, **self.model_args, **kwargs)
+
+
+def _log_tail(path: Path) -> str:
+    try:
+        with path.open(errors="replace") as f:
+            return "".join(deque(f, maxlen=_LOG_TAIL_LINES)).rstrip()
+    except OSError:
+        return "(no log)"
+
+
+class EmbeddedModelServer:
+    """An embedded model served on 127.0.0.1 by a child process, as a context manager.
+
+    Args:
+        model: A name in `EMBEDDED_MODELS`; None picks `default_model()`.
+        port: Port on 127.0.0.1; None picks a free one.
+        threads: CPU threads for llama.cpp.
+        request_log: The child appends one JSON line per chat request here.
+        log_file: The child's stdout/stderr (default: a new temporary file).
+        model_path: Serve this GGUF file instead of the model's packaged weights.
+        startup_timeout: Seconds to wait for `/health`.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        port: int | None = None,
+        threads: int = 2,
+        request_log: Path | None = None,
+        log_file: Path | None = None,
+        model_path: Path | None = None,
+        startup_timeout: float = 180.0,
+    ) -> None:
+        self.spec = EMBEDDED_MODELS.get(model) if model else default_model()
+        self._port = port
+        self.threads = threads
+        self.request_log = request_log
+        self.log_file = log_file
+        self.model_path = model_path
+        self.startup_timeout = startup_timeout
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._bound_port: int | None = None
+
+    @property
+    def model_name(self) -> str:
+        return self.spec.name
+
+    @property
+    def port(self) -> int:
+        if self._bound_port is None:
+            raise ForgeError("the embedded model server is not started", hint="call start() or use `with`")
+        return self._bound_port
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-compatible base URL, ending in /v1."""
+        return f"http://{HOST}:{self.port}/v1"
+
+    def inspect_model(self) -> InspectModelRef:
+        """The Inspect model string and arguments that reach this server."""
+        return InspectModelRef(
+            model=f"openai-api/{INSPECT_SERVICE}/{self.model_name}",
+            base_url=self.base_url,
+            api_key=LOCAL_API_KEY,
+            model_args={"base_url": self.base_url, "api_key": LOCAL_API_KEY},
+        )
+
+    def start(self) -> EmbeddedModelServer:
+        """Start the child and wait until it answers `/health`; raises ForgeError on failure."""
+        if self._proc is not None and self._proc.poll() is None:
+            return self
+        if self.model_path is None:
+            self.spec.weights_path()  # missing packages or a bad hash fail here, with their own message
+        if self.log_file is None:
+            self.log_file = Path(tempfile.mkdtemp(prefix="forge-model-")) / "server.log"
+        sock = bind_socket(self._port)
+        self._bound_port = sock.getsockname()[1]
+        command = [
+            sys.executable,
+            "-m",
+            "forge_eval.models",
+            "serve",
+            "--model",
+            self.spec.name,
+            "--fd",
+            str(sock.fileno()),
+            "--threads",
+            str(self.threads),
+            "--parent-pid",
+            str(os.getpid()),
+        ]
+        if self.request_log is not None:
+            command += ["--request-log", str(self.request_log)]
+        if self.model_path is not None:
+            command += ["--model-path", str(self.model_path)]
+        try:
+            with self.log_file.open("ab") as log:
+                self._proc = subprocess.Popen(
+                    command,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=[sock.fileno()],
+                )
+        finally:
+            sock.close()
+        atexit.register(self.stop)
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_healthy(self) -> None:
+        assert self._proc is not None and self.log_file is not None
+        deadline = time.monotonic() + self.startup_timeout
+        url = f"http://{HOST}:{self.port}/health"
+        while True:
+            code = self._proc.poll()
+            if code is not None:
+                raise ForgeError(
+                    f"the {self.model_name} server exited with status {code} while starting; "
+                    f"last lines of {self.log_file}:\n{_log_tail(self.log_file)}",
+                    hint="fix the cause above; the full log is in the file named above",
+                )
+            try:
+                if httpx.get(url, timeout=2.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise ForgeError(
+                    f"the {self.model_name} server did not answer {url} within {self.startup_timeout:.0f} s; "
+                    f"last lines of {self.log_file}:\n{_log_tail(self.log_file)}",
+                    hint="the machine may be overloaded: raise startup_timeout, or use fewer threads",
+                )
+            time.sleep(0.25)
+
+    def stop(self) -> None:
+        """Stop the child (SIGTERM, then SIGKILL after 10 s). Safe to call more than once."""
+        proc, self._proc = self._proc, None
+        atexit.unregister(self.stop)
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def __enter__(self) -> EmbeddedModelServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -1,0 +1,139 @@
+"""Recover tool calls that small models write as text.
+
+Qwen2.5-Coder-0.5B picks the right tool but writes the call as plain JSON, often in a ```json fence,
+never in the `<tool_call>` tags its chat template asks for, so llama.cpp returns it as text.
+llama.cpp's own parsers only accept the template's exact format, hence this lenient one.
+
+How it works: every `{` or `[` in the text is a possible start of a JSON value; the JSON decoder
+reads the longest value from there (so strings that contain braces, fences or tags cannot confuse
+it). A value is a call when it is `{"name": <declared tool>, "arguments"|"parameters": {...}}`
+(optionally wrapped as `{"function": {...}}`) or a list of those. Fences and `<tool_call>` tags
+are then just text around the call, removed from the remaining content.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ToolParseStatus = Literal["parsed", "failed", "none"]
+
+_DECODER = json.JSONDecoder()
+_ARG_KEYS = ("arguments", "parameters")
+# Text that looks like an attempted call even when no JSON value could be read from it.
+_ATTEMPT = re.compile(r"<tool_call>|\"name\"\s*:\s*\"[^\"]*\"[\s\S]*\"(?:arguments|parameters)\"\s*:")
+_EMPTY_WRAPPERS = re.compile(r"```[A-Za-z_]*\s*```|<tool_call>\s*(?:</tool_call>)?|</tool_call>")
+
+
+@dataclass(frozen=True)
+class ParsedToolCall:
+    """One call recovered from text: a declared tool name and its arguments object."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolParse:
+    """The outcome of parsing one model message.
+
+    Attributes:
+        status: "parsed" (at least one valid call), "failed" (the text attempts a call but none is
+            valid), or "none" (no attempt).
+        calls: The valid calls, in order.
+        content: The text left once the valid calls (and their fences/tags) are removed; rejected
+            calls stay in it as written.
+        errors: Why each attempted call was rejected.
+    """
+
+    status: ToolParseStatus
+    calls: list[ParsedToolCall] = field(default_factory=list)
+    content: str = ""
+    errors: list[str] = field(default_factory=list)
+
+
+class _Rejected(Exception):
+    """A JSON value shaped like a call that is not a valid one (the message says why)."""
+
+
+def _as_call(value: Any, tool_names: Collection[str]) -> ParsedToolCall | None:
+    """The call `value` encodes, None if it is not call-shaped; raises _Rejected if it is invalid."""
+    if not isinstance(value, dict):
+        return None
+    if isinstance(value.get("function"), dict) and "name" not in value:
+        value = value["function"]
+    name = value.get("name")
+    arg_key = next((k for k in _ARG_KEYS if k in value), None)
+    if not isinstance(name, str) or (arg_key is None and name not in tool_names):
+        return None
+    if name not in tool_names:
+        raise _Rejected(f"call names undeclared tool {name!r}")
+    arguments = value.get(arg_key, {}) if arg_key else {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            raise _Rejected(f"arguments of {name!r} are a string that is not JSON") from None
+    if not isinstance(arguments, dict):
+        raise _Rejected(f"arguments of {name!r} are {type(arguments).__name__}, not an object")
+    return ParsedToolCall(name=name, arguments=arguments)
+
+
+def _as_calls(value: Any, tool_names: Collection[str]) -> list[ParsedToolCall] | None:
+    if isinstance(value, list):
+        if not value or not all(isinstance(v, dict) for v in value):
+            return None
+        calls = [_as_call(v, tool_names) for v in value]
+        return None if any(c is None for c in calls) else [c for c in calls if c is not None]
+    call = _as_call(value, tool_names)
+    return None if call is None else [call]
+
+
+def parse_tool_calls(text: str, tool_names: Collection[str]) -> ToolParse:
+    """Find the calls of declared tools in a model's text.
+
+    Args:
+        text: The assistant message content.
+        tool_names: Names of the tools the request declared; calls of other names are rejected.
+
+    Returns:
+        The calls found, the remaining content, and whether the text attempted a call and failed.
+    """
+    calls: list[ParsedToolCall] = []
+    errors: list[str] = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except ValueError:
+            pos = start + 1
+            continue
+        try:
+            found = _as_calls(value, tool_names)
+        except _Rejected as e:
+            errors.append(str(e))
+            pos = end
+            continue
+        if found is None:
+            pos = start + 1
+            continue
+        calls.extend(found)
+        spans.append((start, end))
+        pos = end
+    if not calls and not errors and _ATTEMPT.search(text):
+        errors.append("text attempts a tool call but holds no valid JSON call")
+    content = text
+    for start, end in reversed(spans):
+        content = content[:start] + content[end:]
+    if spans:
+        content = _EMPTY_WRAPPERS.sub("", content)
+    status: ToolParseStatus = "parsed" if calls else ("failed" if errors else "none")
+    return ToolParse(status=status, calls=calls, content=content.strip(), errors=errors)
