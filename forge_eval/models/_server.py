@@ -35,21 +35,22 @@ _LOG_TAIL_LINES = 20
 
 @dataclass(frozen=True)
 class InspectModelRef:
-    """How Inspect reaches a server: `get_model(ref.model, **ref.model_args)`.
+    """How Inspect reaches a server.
 
-    With `eval()`, pass `model=ref.model, model_base_url=ref.base_url, model_args={"api_key": ...}`.
+    `get_model(ref.model, base_url=ref.base_url, **ref.model_args)`, or in `eval()`:
+    `model=ref.model, model_base_url=ref.base_url, model_args=ref.model_args` (Inspect's eval passes
+    the base URL separately from the model args and records both in the log).
     """
 
     model: str
     base_url: str
-    api_key: str
     model_args: dict[str, Any] = field(default_factory=dict)
 
     def get_model(self, **kwargs: Any) -> Model:
         """The Inspect `Model` for this server (extra kwargs go to `inspect_ai.model.get_model`)."""
         from inspect_ai.model import get_model
 
-        return get_model(self.model, **self.model_args, **kwargs)
+        return get_model(self.model, base_url=self.base_url, **self.model_args, **kwargs)
 
 
 def _log_tail(path: Path) -> str:
@@ -113,8 +114,7 @@ class EmbeddedModelServer:
         return InspectModelRef(
             model=f"openai-api/{INSPECT_SERVICE}/{self.model_name}",
             base_url=self.base_url,
-            api_key=LOCAL_API_KEY,
-            model_args={"base_url": self.base_url, "api_key": LOCAL_API_KEY},
+            model_args={"api_key": LOCAL_API_KEY},
         )
 
     def start(self) -> EmbeddedModelServer:
