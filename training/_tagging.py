@@ -10,10 +10,9 @@ recorded traffic (reference/harnesses.md), matched case-insensitively.
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from forge_eval._registry import Registry
 from forge_eval.training._signals import CallSignals
 from forge_eval.training.records import RoleTag
-
-from forge_eval._registry import Registry
 
 
 @dataclass

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+
+from forge_eval._errors import UsageError
 from forge_eval.training.advantages import grpo_advantages
 from forge_eval.training.credit import CallCredit, CreditVariant
 from forge_eval.training.failures import DiscardReport, discard_reason
 from forge_eval.training.records import RoleTag
 from forge_eval.training.trajectories import MergeStats, Trajectory
-
-from forge_eval._errors import UsageError
 
 LossNorm = Literal["token", "rollout"]
 

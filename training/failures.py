@@ -138,8 +138,13 @@ class DiscardReport:
         """One row per length bucket, shortest first (for a table or a DataFrame)."""
         order = {_bucket(h): i for i, h in enumerate((*LENGTH_BUCKETS, LENGTH_BUCKETS[-1] + 1))}
         return [
-            {"calls": b.calls, "rollouts": b.rollouts, "discarded": b.discarded, "rate": b.rate,
-             "reasons": dict(b.reasons)}
+            {
+                "calls": b.calls,
+                "rollouts": b.rollouts,
+                "discarded": b.discarded,
+                "rate": b.rate,
+                "reasons": dict(b.reasons),
+            }
             for b in sorted(self.by_length.values(), key=lambda b: order[b.calls])
         ]
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from forge_eval._errors import ForgeError
 from forge_eval.training._signals import call_signals
 from forge_eval.training._tagging import tag_calls
 from forge_eval.training.records import CallRecord, ErrorKind, RoleTag, RolloutRecord
-
-from forge_eval._errors import ForgeError
 
 
 @dataclass(slots=True)
@@ -157,8 +157,9 @@ def build_trajectory(rollout: RolloutRecord, records: Sequence[CallRecord]) -> T
                 t_delivered=r.t_delivered,
             )
         )
-    roles = tag_calls(rollout.harness or (usable[0].harness if usable else None),
-                      [call_signals(r) for r in usable], heads)
+    roles = tag_calls(
+        rollout.harness or (usable[0].harness if usable else None), [call_signals(r) for r in usable], heads
+    )
     for call, role in zip(calls, roles, strict=True):
         call.role = role
     stats.n_calls, stats.n_chains = len(calls), len(chains)
@@ -199,4 +200,3 @@ def load_rollouts(rollouts: Iterable[RolloutRecord], calls_dir: Path) -> Iterabl
     for rollout in rollouts:
         path = calls_dir / f"{rollout.rollout_id}.jsonl"
         yield build_trajectory(rollout, read_rollout_jsonl(path) if path.exists() else [])
-

@@ -3,12 +3,11 @@
 The registry holds the variant classes; `credit_variant(name, gamma=...)` makes one.
 """
 
+from forge_eval._registry import Registry
 from forge_eval.training.credit._credit import TASK_ROLES, CallCredit, CreditVariant, final_trainable
 from forge_eval.training.credit.broadcast import Broadcast
 from forge_eval.training.credit.masked import Masked
 from forge_eval.training.credit.terminal import Terminal
-
-from forge_eval._registry import Registry
 
 CREDIT_VARIANTS: Registry[type[CreditVariant]] = Registry("credit variant")
 for _variant in (Broadcast, Masked, Terminal):

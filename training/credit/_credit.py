@@ -10,10 +10,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
 
+from forge_eval._errors import UsageError
 from forge_eval.training.records import RoleTag
 from forge_eval.training.trajectories import Trajectory
-
-from forge_eval._errors import UsageError
 
 # The roles that are the policy acting in the task; everything else is harness-internal.
 TASK_ROLES: frozenset[RoleTag] = frozenset({"action", "answer"})
