@@ -13,6 +13,7 @@ from forge_eval._errors import ForgeError
 # command name -> "module:attribute" of a click command
 COMMANDS: dict[str, str] = {
     "run": "forge_eval._cli.run:run",
+    "analyze": "forge_eval._cli.analyze:analyze",
     "list": "forge_eval._cli.listing:list_command",
     "report": "forge_eval._cli.report:report",
     "serve-model": "forge_eval._cli.serve_model:serve_model",

@@ -1,0 +1,69 @@
+"""`analyze_run`: a run directory -> `DIR/behavior.json` (and the report's Behavior section)."""
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from forge_eval.analysis.behavior._section import BEHAVIOR_FILE
+from forge_eval.analysis.behavior._summary import compare_behavior, summarize_behavior
+from forge_eval.analysis.behavior._transcripts import read_run_transcripts
+
+
+def _json_ready(value: Any) -> Any:
+    """NaN and numpy scalars as JSON (NaN -> null): behavior.json must parse in any JSON reader."""
+    if isinstance(value, dict):
+        return {str(k): _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_ready(v) for v in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _run_info(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "results.json"
+    results = json.loads(path.read_text()) if path.is_file() else {}
+    return {k: results.get(k) for k in ("benchmark", "model", "harness", "seeds", "epochs")}
+
+
+def analyze_run(
+    run_dir: str | Path,
+    compare: str | Path | None = None,
+    *,
+    n_resamples: int = 10_000,
+    random_state: int = 0,
+) -> dict[str, Any]:
+    """Measure the behavior of a run and write it to `run_dir/behavior.json`.
+
+    Args:
+        run_dir: A `forge-eval run --out` directory (logs/, results.json, trials.csv).
+        compare: Another run of the same tasks and seeds: adds paired differences run_dir − compare.
+        n_resamples: Bootstrap resamples per interval.
+        random_state: Bootstrap seed (the same seed gives the same intervals).
+
+    Returns:
+        What was written to behavior.json.
+    """
+    run_dir = Path(run_dir)
+    this = read_run_transcripts(run_dir)
+    data: dict[str, Any] = {
+        "run_dir": str(run_dir),
+        **_run_info(run_dir),
+        **summarize_behavior(this, n_resamples=n_resamples, random_state=random_state),
+    }
+    if compare is not None:
+        other = read_run_transcripts(compare)
+        data["comparison"] = {
+            "compared_run": str(compare),
+            **_run_info(Path(compare)),
+            **compare_behavior(this, other, n_resamples=n_resamples, random_state=random_state),
+        }
+    data = _json_ready(data)
+    target = run_dir / BEHAVIOR_FILE
+    partial = target.with_name(f".{BEHAVIOR_FILE}.tmp")
+    partial.write_text(json.dumps(data, indent=1, ensure_ascii=False))
+    partial.replace(target)
+    return data

@@ -1,0 +1,172 @@
+"""The five capabilities, each a per-rollout value on 0-100 (NaN where the rollout is not eligible).
+
+Every metric is registered in `CAPABILITIES` with the sentence that defines it; the report prints the
+sentence next to the number. Aggregation (to task x seed cells, then the bootstrap) lives in
+`_summary.py`, so a definition here reads as exactly what is measured for one rollout.
+"""
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from forge_eval._registry import Registry
+from forge_eval.analysis.behavior._access import same_resource
+
+FAILED_COMMAND_KINDS = frozenset({"tool_error", "nonzero_exit", "timeout"})
+
+
+@dataclass(frozen=True)
+class Capability:
+    """A behavior metric: `value(rollout, calls)` -> 0-100, or NaN when the rollout does not count."""
+
+    title: str
+    definition: str
+    value: Callable[[Mapping[str, Any], pd.DataFrame], float]
+
+
+CAPABILITIES: Registry[Capability] = Registry("behavior metric")
+
+
+def _format_robustness(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
+    return 0.0 if rollout["ended_malformed"] else 100.0
+
+
+def _error_recovery(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
+    if not calls["error_kind"].isin(FAILED_COMMAND_KINDS).any():
+        return math.nan
+    return 100.0 if rollout["passed"] else 0.0
+
+
+def reads_back(calls: pd.DataFrame) -> bool | None:
+    """Whether some written resource is read after the write (None: the rollout wrote nothing named).
+
+    Accesses are taken in call order and, within a call, in the order the call performs them, so
+    `echo x > f && cat f` reads back `f` in one command.
+    """
+    written: list[str] = []
+    for accesses in calls["accesses"]:
+        for op, resource in accesses:
+            if op == "write":
+                written.append(resource)
+            elif any(same_resource(resource, w) for w in written):
+                return True
+    return False if written else None
+
+
+def _self_verification(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
+    verified = reads_back(calls)
+    return math.nan if verified is None else 100.0 * verified
+
+
+def _tool_coverage(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
+    required = set(rollout["required_tools"])
+    touched = set(calls["tool"])
+    if not required:
+        required = set(rollout["services"])
+        touched = set(calls["service"].dropna())
+    if not required:
+        return math.nan
+    return 100.0 * len(required & touched) / len(required)
+
+
+def _matches(step_args: Mapping[str, Any], arguments: Mapping[str, Any]) -> bool:
+    return all(k in arguments and str(arguments[k]).strip() == str(v).strip() for k, v in step_args.items())
+
+
+def plan_steps_done(plan: list[Mapping[str, Any]], calls: pd.DataFrame) -> int:
+    """How many plan steps some successful call completed: the step's tool, with its argument subset."""
+    ok = calls[~calls["failed"]]
+    by_tool: dict[str, list[Mapping[str, Any]]] = {}
+    for tool, arguments in zip(ok["tool"], ok["arguments"], strict=True):
+        by_tool.setdefault(tool, []).append(arguments)
+    done = 0
+    for step in plan:
+        candidates = by_tool.get(str(step.get("tool")), [])
+        done += any(_matches(step.get("args") or {}, a) for a in candidates)
+    return done
+
+
+def _plan_completion(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
+    plan = rollout["plan"]
+    if not plan:
+        return math.nan
+    return 100.0 * (plan_steps_done(plan, calls) == len(plan))
+
+
+def _plan_fraction(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
+    plan = rollout["plan"]
+    if not plan:
+        return math.nan
+    return 100.0 * plan_steps_done(plan, calls) / len(plan)
+
+
+CAPABILITIES.register(
+    "format_robustness",
+    Capability(
+        "Format robustness",
+        "100 minus the % of rollouts whose last model turn was a malformed tool-call payload (a parse "
+        "failure marked by the model server or Inspect, or text that looks like a tool call but did not "
+        "parse).",
+        _format_robustness,
+    ),
+)
+CAPABILITIES.register(
+    "error_recovery",
+    Capability(
+        "Error recovery",
+        "Among rollouts with at least one failed command (tool error, non-zero exit or timeout), the % that "
+        "still solve the task.",
+        _error_recovery,
+    ),
+)
+CAPABILITIES.register(
+    "self_verification",
+    Capability(
+        "Self-verification",
+        "Among rollouts that write at least one named resource (file or service object), the % that read "
+        "one of them back after writing it.",
+        _self_verification,
+    ),
+)
+CAPABILITIES.register(
+    "tool_coverage",
+    Capability(
+        "Tool coverage",
+        "Mean % of the task's required tools (metadata required_tools; else its services) that the "
+        "rollout called at least once.",
+        _tool_coverage,
+    ),
+)
+CAPABILITIES.register(
+    "plan_completion",
+    Capability(
+        "Plan completion",
+        "% of rollouts in which every step of the task's plan was done by a successful call of the "
+        "step's tool whose arguments include the step's arguments (any order).",
+        _plan_completion,
+    ),
+)
+CAPABILITIES.register(
+    "plan_fraction",
+    Capability(
+        "Plan steps completed",
+        "Mean % of the task's plan steps done (same matching as plan completion).",
+        _plan_fraction,
+    ),
+)
+
+
+def capability_values(rollouts: pd.DataFrame, calls: pd.DataFrame) -> pd.DataFrame:
+    """One column per capability (0-100 or NaN) for each rollout, aligned with `rollouts`."""
+    keys = ["task_id", "seed", "epoch"]
+    grouped = {k: g for k, g in calls.groupby(keys, sort=False)} if len(calls) else {}
+    empty = calls.iloc[0:0]
+    rows = []
+    for rollout in rollouts.to_dict("records"):
+        own = grouped.get((rollout["task_id"], rollout["seed"], rollout["epoch"]), empty)
+        agent_calls = own[own["tool"] != ""]
+        rows.append({name: cap.value(rollout, agent_calls) for name, cap in CAPABILITIES.items()})
+    return pd.DataFrame(rows, index=rollouts.index, columns=CAPABILITIES.names())

@@ -1,0 +1,210 @@
+"""Per-harness tool rules: how each harness's tools read and write, and how its shell reports failure.
+
+One `HarnessRules` table per harness, registered in `HARNESS_RULES`. A tool call is classified by
+the table of the harness that made it; tools no table names (a benchmark's own tools, such as
+forgelab's `<service>_<verb>`) go through `_services.py`.
+"""
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from forge_eval._registry import Registry
+from forge_eval.analysis.behavior._access import Access, Op
+from forge_eval.analysis.behavior._patch import patch_accesses
+from forge_eval.analysis.behavior._shell import SHELL_COMMANDS, CommandRule, classify_shell
+
+
+@dataclass(frozen=True)
+class CallAccess:
+    """What one tool call does: its operations (also on unnamed resources) and named accesses in order."""
+
+    ops: frozenset[Op]
+    accesses: tuple[Access, ...]
+
+
+Classifier = Callable[[Mapping[str, Any], "HarnessRules"], CallAccess]
+
+
+@dataclass(frozen=True)
+class ToolRule:
+    """How calls of one tool touch resources.
+
+    Attributes:
+        classify: Arguments (and the harness's rules) -> the call's accesses.
+        generic_shell: The tool runs arbitrary shell commands (highlighted in tool-usage shares).
+    """
+
+    classify: Classifier
+    generic_shell: bool = False
+
+
+@dataclass(frozen=True)
+class HarnessRules:
+    """The rules of one harness.
+
+    Attributes:
+        name: The harness name (as in `HARNESSES`).
+        tools: Tool name -> rule.
+        shell_commands: Command name -> rule, for the harness's shell tool.
+        exit_code: Finds a non-zero exit status in a shell tool's result text (group 1 = the code).
+        timeout: Finds a timeout in a tool's result text.
+        aliases: Other names the harness goes by in logs (`codex_cli`, `claude-code`).
+    """
+
+    name: str
+    tools: dict[str, ToolRule]
+    shell_commands: dict[str, CommandRule] = field(default_factory=lambda: dict(SHELL_COMMANDS))
+    exit_code: re.Pattern[str] = re.compile(
+        r"(?:exit code|exited with code|exit status)[:=]?\s*(-?\d+)", re.I
+    )
+    timeout: re.Pattern[str] = re.compile(r"^(?:command )?timed out|\btimed out after\b", re.I | re.M)
+    aliases: tuple[str, ...] = ()
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value else []
+    if isinstance(value, list | tuple):
+        return [v for v in value if isinstance(v, str) and v]
+    return []
+
+
+def shell_tool(command_arg: str, cwd_arg: str | None = None) -> ToolRule:
+    """A generic shell tool whose `command_arg` holds a command line (a string or an argv list)."""
+
+    def classify(args: Mapping[str, Any], rules: HarnessRules) -> CallAccess:
+        command = args.get(command_arg, "")
+        if isinstance(command, list):
+            command = " ".join(str(c) for c in command)
+        cwd = args.get(cwd_arg) if cwd_arg else None
+        found = classify_shell(str(command), rules.shell_commands, cwd if isinstance(cwd, str) else None)
+        return CallAccess(found.ops, found.accesses)
+
+    return ToolRule(classify, generic_shell=True)
+
+
+def file_tool(op: Op, *path_args: str) -> ToolRule:
+    """A tool that reads or writes the files named in `path_args` (a string or a list each)."""
+
+    def classify(args: Mapping[str, Any], rules: HarnessRules) -> CallAccess:
+        paths = [p for name in path_args for p in _strings(args.get(name))]
+        return CallAccess(frozenset({op}), tuple(Access(op, p) for p in paths))
+
+    return ToolRule(classify)
+
+
+def patch_tool(arg: str) -> ToolRule:
+    """A tool that applies a patch (Codex/OpenClaw `apply_patch`): writes the files the patch names."""
+
+    def classify(args: Mapping[str, Any], rules: HarnessRules) -> CallAccess:
+        return CallAccess(frozenset({"write"}), tuple(patch_accesses(str(args.get(arg, "")))))
+
+    return ToolRule(classify)
+
+
+def editor_tool(command_arg: str, path_arg: str, reads: frozenset[str]) -> ToolRule:
+    """A multi-command editor (Inspect's `text_editor`): `reads` commands read, the others write."""
+
+    def classify(args: Mapping[str, Any], rules: HarnessRules) -> CallAccess:
+        op: Op = "read" if args.get(command_arg) in reads else "write"
+        paths = _strings(args.get(path_arg))
+        return CallAccess(frozenset({op}), tuple(Access(op, p) for p in paths))
+
+    return ToolRule(classify)
+
+
+def _no_access(args: Mapping[str, Any], rules: HarnessRules) -> CallAccess:
+    return CallAccess(frozenset(), ())
+
+
+OTHER = ToolRule(_no_access)
+
+HARNESS_RULES: Registry[HarnessRules] = Registry("behavior rules harness")
+
+HARNESS_RULES.register(
+    "react",
+    HarnessRules(
+        name="react",
+        tools={
+            "bash": shell_tool("cmd"),
+            "bash_session": shell_tool("input"),
+            "text_editor": editor_tool("command", "path", frozenset({"view"})),
+            "python": OTHER,
+            "submit": OTHER,
+            "think": OTHER,
+        },
+    ),
+)
+HARNESS_RULES.register(
+    "codex",
+    HarnessRules(
+        name="codex",
+        tools={
+            "exec_command": shell_tool("cmd", cwd_arg="workdir"),
+            "shell": shell_tool("command", cwd_arg="workdir"),
+            "apply_patch": patch_tool("input"),
+            "view_image": file_tool("read", "path"),
+            "write_stdin": OTHER,
+            "update_plan": OTHER,
+        },
+        exit_code=re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)"),
+        aliases=("codex_cli", "codex-cli"),
+    ),
+)
+HARNESS_RULES.register(
+    "claude_code",
+    HarnessRules(
+        name="claude_code",
+        tools={
+            "Bash": shell_tool("command"),
+            "Read": file_tool("read", "file_path"),
+            "Write": file_tool("write", "file_path"),
+            "Edit": file_tool("write", "file_path"),
+            "MultiEdit": file_tool("write", "file_path"),
+            "NotebookEdit": file_tool("write", "notebook_path"),
+            "Glob": file_tool("read", "path", "pattern"),
+            "Grep": file_tool("read", "path"),
+            "LS": file_tool("read", "path"),
+            "TodoWrite": OTHER,
+            "Task": OTHER,
+        },
+        exit_code=re.compile(r"^Exit code:?\s*(-?\d+)", re.M),
+        aliases=("claude-code", "claude"),
+    ),
+)
+HARNESS_RULES.register(
+    "openclaw",
+    HarnessRules(
+        name="openclaw",
+        tools={
+            "exec": shell_tool("command", cwd_arg="workdir"),
+            "read": file_tool("read", "path", "file_path"),
+            "write": file_tool("write", "path", "file_path"),
+            "edit": file_tool("write", "path", "file_path"),
+            "ls": file_tool("read", "path"),
+            "apply_patch": patch_tool("input"),
+            "process": OTHER,
+        },
+        exit_code=re.compile(r"(?:exited with code|exit code)[:=]?\s*(-?\d+)", re.I),
+    ),
+)
+
+
+def rules_for(harness: str | None) -> HarnessRules:
+    """The rules of `harness` (by name or alias); an unknown harness gets every table merged.
+
+    Merging is safe because harnesses' tool names do not collide, and it keeps a newly added harness
+    analyzable (with the shared shell rules) before it has a table of its own.
+    """
+    tables = dict(HARNESS_RULES.items())
+    if harness in tables:
+        return tables[harness]
+    for rules in tables.values():
+        if harness in rules.aliases:
+            return rules
+    merged: dict[str, ToolRule] = {}
+    for rules in tables.values():
+        merged.update(rules.tools)
+    return HarnessRules(name=harness or "unknown", tools=merged)

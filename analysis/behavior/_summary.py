@@ -1,0 +1,202 @@
+"""Behavior metrics with two-level bootstrap CIs, per harness and overall, and paired run comparisons.
+
+Every metric is first reduced to one value per (task, seed) cell — the mean over the cell's eligible
+rollouts (epochs) — and the CI comes from `hierarchical_bootstrap` over those cells (tasks, then seeds
+within task). Tool-usage shares use the same cells: a cell's share is its calls of the tool over all its
+calls, so each task × seed weighs the same however many calls its rollouts made.
+"""
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from forge_eval.analysis._bootstrap import BootstrapResult, hierarchical_bootstrap
+from forge_eval.analysis._paired import paired_difference
+from forge_eval.analysis.behavior._capabilities import CAPABILITIES, capability_values
+from forge_eval.analysis.behavior._transcripts import Transcripts
+
+SCHEMA_VERSION = 1
+GENERIC_SHELL = "generic_shell"
+_CELL = ["task_id", "seed"]
+SHARE_DEFINITION = (
+    "A tool's share of all tool calls, in %: per task × seed, its calls over all calls (over all rollouts, "
+    "or over successful rollouts only), then averaged over task × seed cells. The generic-shell share "
+    "counts every call of the harness's shell tool (bash, exec_command, Bash, exec)."
+)
+
+
+def _interval(result: BootstrapResult | None, estimate: float, n_cells: int) -> dict[str, Any]:
+    if result is None:
+        return {"estimate": estimate, "ci_low": None, "ci_high": None, "n_cells": n_cells}
+    return {
+        "estimate": result.estimate,
+        "ci_low": result.ci_low,
+        "ci_high": result.ci_high,
+        "n_cells": n_cells,
+        "n_tasks": result.n_tasks,
+        "n_seeds": result.n_seeds,
+    }
+
+
+def cell_interval(cells: pd.DataFrame, *, n_resamples: int, random_state: int) -> dict[str, Any]:
+    """The bootstrap interval of the mean of `value` over (task_id, seed) cells.
+
+    With fewer than two tasks there is no interval over tasks: the estimate comes alone (CI = None).
+    """
+    cells = cells.dropna(subset=["value"])
+    if cells.empty:
+        return {"estimate": None, "ci_low": None, "ci_high": None, "n_cells": 0}
+    if cells["task_id"].nunique() < 2:
+        return _interval(None, float(cells["value"].mean()), len(cells))
+    result = hierarchical_bootstrap(cells, n_resamples=n_resamples, random_state=random_state)
+    return _interval(result, result.estimate, len(cells))
+
+
+def _cells(frame: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Mean of `column` per (task_id, seed) over rows where it is not NaN."""
+    present = frame.dropna(subset=[column])
+    return present.groupby(_CELL, as_index=False)[column].mean().rename(columns={column: "value"})
+
+
+def capability_cells(transcripts: Transcripts) -> dict[str, pd.DataFrame]:
+    """Capability name -> its (task_id, seed, value) cells."""
+    values = capability_values(transcripts.rollouts, transcripts.calls)
+    frame = pd.concat([transcripts.rollouts[_CELL], values], axis=1)
+    return {name: _cells(frame, name) for name in CAPABILITIES.names()}
+
+
+def share_cells(transcripts: Transcripts, successful_only: bool) -> dict[str, pd.DataFrame]:
+    """Tool name (and `generic_shell`) -> (task_id, seed, value) cells of its % share of calls."""
+    calls = transcripts.calls[transcripts.calls["tool"] != ""]
+    if successful_only:
+        solved = transcripts.rollouts.loc[transcripts.rollouts["passed"], ["task_id", "seed", "epoch"]]
+        calls = calls.merge(solved, on=["task_id", "seed", "epoch"])
+    if calls.empty:
+        return {}
+    counts = pd.crosstab([calls["task_id"], calls["seed"]], calls["tool"])
+    counts[GENERIC_SHELL] = calls.groupby(_CELL)["generic_shell"].sum()
+    totals = calls.groupby(_CELL).size()
+    shares = counts.div(totals, axis=0) * 100.0
+    return {
+        str(tool): shares[tool].rename("value").reset_index()
+        for tool in shares.columns
+        if tool != GENERIC_SHELL or calls["generic_shell"].any()
+    }
+
+
+def _group_summary(transcripts: Transcripts, n_resamples: int, random_state: int) -> dict[str, Any]:
+    def interval(cells: pd.DataFrame) -> dict[str, Any]:
+        return cell_interval(cells, n_resamples=n_resamples, random_state=random_state)
+
+    rollouts = transcripts.rollouts
+    tools_by_count = transcripts.calls.loc[transcripts.calls["tool"] != "", "tool"].value_counts()
+    shares = {}
+    for subset, successful in (("all", False), ("successful", True)):
+        cells = share_cells(transcripts, successful)
+        ordered = [t for t in [*tools_by_count.index, GENERIC_SHELL] if t in cells]
+        shares[subset] = {tool: interval(cells[tool]) for tool in ordered}
+    return {
+        "n_rollouts": len(rollouts),
+        "n_tasks": int(rollouts["task_id"].nunique()),
+        "n_seeds": int(rollouts["seed"].nunique()),
+        "n_successful": int(rollouts["passed"].sum()),
+        "n_calls": int((transcripts.calls["tool"] != "").sum()),
+        "call_counts": {str(k): int(v) for k, v in tools_by_count.items()},
+        "capabilities": {name: interval(cells) for name, cells in capability_cells(transcripts).items()},
+        "tool_shares": shares,
+    }
+
+
+def _split(transcripts: Transcripts) -> dict[str, Transcripts]:
+    groups = {"overall": transcripts}
+    for harness in sorted(transcripts.rollouts["harness"].unique()):
+        groups[f"harness:{harness}"] = Transcripts(
+            transcripts.calls[transcripts.calls["harness"] == harness],
+            transcripts.rollouts[transcripts.rollouts["harness"] == harness],
+        )
+    return groups
+
+
+def definitions() -> dict[str, dict[str, str]]:
+    """Metric name -> title and the sentence that defines it (the report prints both)."""
+    found = {name: {"title": c.title, "definition": c.definition} for name, c in CAPABILITIES.items()}
+    found["tool_shares"] = {"title": "Tool-usage shares", "definition": SHARE_DEFINITION}
+    return found
+
+
+def _estimator(n_resamples: int, random_state: int) -> str:
+    return (
+        "per metric, the mean over (task, seed) cells of the cell's mean over its eligible rollouts; 95% "
+        f"two-level bootstrap (tasks, then seeds within task), BCa, {n_resamples} resamples, seed "
+        f"{random_state}; no interval with fewer than 2 tasks"
+    )
+
+
+def summarize_behavior(
+    transcripts: Transcripts, *, n_resamples: int = 10_000, random_state: int = 0
+) -> dict[str, Any]:
+    """All behavior metrics with CIs, overall and per harness, as a JSON-ready dict."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "estimator": _estimator(n_resamples, random_state),
+        "definitions": definitions(),
+        "groups": {
+            name: _group_summary(group, n_resamples, random_state)
+            for name, group in _split(transcripts).items()
+        },
+    }
+
+
+def _paired(
+    cells_b: pd.DataFrame, cells_a: pd.DataFrame, n_resamples: int, random_state: int
+) -> dict[str, Any] | None:
+    """b - a over cells both runs have; None when nothing pairs (or under two tasks pair)."""
+    a, b = cells_a.dropna(subset=["value"]), cells_b.dropna(subset=["value"])
+    both = a.merge(b, on=_CELL, suffixes=("_a", "_b"))
+    if both["task_id"].nunique() < 2:
+        return None
+    result = paired_difference(a, b, n_resamples=n_resamples, random_state=random_state)
+    return {
+        **_interval(result.difference, result.difference.estimate, result.n_paired),
+        "this_run": float(both["value_b"].mean()),
+        "compared_run": float(both["value_a"].mean()),
+        "n_unpaired": result.n_dropped,
+    }
+
+
+def compare_behavior(
+    this: Transcripts, other: Transcripts, *, n_resamples: int = 10_000, random_state: int = 0
+) -> dict[str, Any]:
+    """Paired differences this − other of every behavior metric, on the (task, seed) cells both have.
+
+    Returns:
+        Per group present in both runs: capability and tool-share differences with CIs
+        (`estimate` = mean paired difference, `this_run`/`compared_run` = the paired cells' means).
+    """
+    groups: dict[str, Any] = {}
+    other_groups = _split(other)
+    for name, group in _split(this).items():
+        if name not in other_groups:
+            continue
+        mine, theirs = capability_cells(group), capability_cells(other_groups[name])
+        capabilities = {m: _paired(mine[m], theirs[m], n_resamples, random_state) for m in mine}
+        shares = {}
+        for subset, successful in (("all", False), ("successful", True)):
+            a, b = share_cells(other_groups[name], successful), share_cells(group, successful)
+            # a tool one run never called has share 0 in every cell where the run made calls
+            for tool in sorted(set(a) | set(b)):
+                shares.setdefault(subset, {})[tool] = _paired(
+                    _with_zero(b, tool), _with_zero(a, tool), n_resamples, random_state
+                )
+        groups[name] = {"capabilities": capabilities, "tool_shares": shares}
+    return {"direction": "this run minus the compared run", "groups": groups}
+
+
+def _with_zero(cells: dict[str, pd.DataFrame], tool: str) -> pd.DataFrame:
+    if tool in cells:
+        return cells[tool].fillna(0.0)
+    if not cells:
+        return pd.DataFrame(columns=[*_CELL, "value"])
+    any_cells = next(iter(cells.values()))
+    return any_cells.assign(value=np.zeros(len(any_cells)))

@@ -1,0 +1,347 @@
+"""Read Inspect logs into tidy behavior tables: one row per tool call, one row per rollout.
+
+Tool calls are taken from `ModelEvent` outputs for every harness: native agents (react) also log a
+`ToolEvent` per call, but bridged harnesses (Codex, Claude Code, OpenClaw) run their tools themselves,
+so their calls exist only in model outputs and their results only in the next model input (as tool
+messages). A call's result is looked up by call id in ToolEvents first, then in later model inputs and
+the final messages; ids are compared without punctuation because OpenClaw rewrites them
+(`call_2f…` -> `call2f…`).
+
+Logs are read whole with `read_eval_log` (linear in samples); `read_eval_log_samples` re-opens the zip
+per sample and is super-linear (reference/inspect.md §5).
+"""
+
+import csv
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from inspect_ai.event import ModelEvent, ToolEvent
+from inspect_ai.log import EvalLog, EvalLogInfo, EvalSample, list_eval_logs, read_eval_log
+from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ContentText
+from inspect_ai.scorer import value_to_float
+from inspect_ai.tool import ToolCall, ToolCallError
+
+from forge_eval._errors import ForgeError
+from forge_eval.analysis.behavior._access import access_kind
+from forge_eval.analysis.behavior._rules import CallAccess, HarnessRules, rules_for
+from forge_eval.analysis.behavior._services import service_access, service_tool
+from forge_eval.benchmarks.services import TOOL_SPECS, ToolSpec
+
+CALL_COLUMNS = [
+    "task_id", "seed", "epoch", "harness", "call_index", "turn", "tool", "arguments", "result",
+    "failed", "error_kind", "access", "accesses", "reads", "writes", "service", "generic_shell",
+]  # fmt: skip
+ROLLOUT_COLUMNS = [
+    "task_id", "seed", "epoch", "harness", "passed", "score", "n_calls", "n_turns", "ended_malformed",
+    "services", "required_tools", "plan", "category", "difficulty",
+]  # fmt: skip
+ERROR_KINDS = ("tool_error", "nonzero_exit", "timeout", "malformed")
+
+# Text a model wrote when it meant to call a tool but the payload did not parse into a call:
+# Hermes/Qwen `<tool_call>`, Llama `<function=`, Mistral `[TOOL_CALLS]`, bare JSON {"name", "arguments"}.
+_TOOL_CALL_TEXT = re.compile(
+    r"<tool_call>|<function[=>]|\[TOOL_CALLS\]|<\|tool_call"
+    r"|\"(?:name|function)\"\s*:\s*\"[\w.-]+\"\s*,\s*\"(?:arguments|parameters|args)\"\s*:"
+)
+_MCP_PREFIX = re.compile(r"^mcp__.+?__")
+_to_float = value_to_float()
+
+
+@dataclass(frozen=True)
+class Transcripts:
+    """The behavior tables of one run.
+
+    Attributes:
+        calls: One row per tool call (`CALL_COLUMNS`), in call order within each rollout; a model turn
+            with a malformed tool-call payload is a row with `error_kind="malformed"`.
+        rollouts: One row per (task_id, seed, epoch) (`ROLLOUT_COLUMNS`), with task metadata.
+    """
+
+    calls: pd.DataFrame
+    rollouts: pd.DataFrame
+
+
+def tool_name(function: str) -> str:
+    """The tool's own name: MCP-bridged tools (`mcp__forgelab__issues_get`) lose their server prefix."""
+    return _MCP_PREFIX.sub("", function)
+
+
+def _id_key(call_id: str | None) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "", call_id or "")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, ContentText):
+        return value.text
+    if isinstance(value, list):
+        return "\n".join(_text(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def _forge_parse_failed(event: ModelEvent) -> bool:
+    """The embedded model server's marker for a tool-call payload it could not parse."""
+    sources: list[Any] = [event.output.metadata or {}]
+    if event.call is not None:
+        sources.append(event.call.response or {})
+        choices = (event.call.response or {}).get("choices") or []
+        sources.extend(c.get("message", {}) for c in choices if isinstance(c, dict))
+    return any(isinstance(s.get("forge"), dict) and s["forge"].get("tool_parse") == "failed" for s in sources)
+
+
+def _malformed(event: ModelEvent, message: ChatMessageAssistant) -> bool:
+    if _forge_parse_failed(event) or any(c.parse_error for c in message.tool_calls or []):
+        return True
+    return not message.tool_calls and bool(_TOOL_CALL_TEXT.search(message.text or ""))
+
+
+@dataclass(frozen=True)
+class ToolCallAccess:
+    """A call's classification: its accesses, the service it belongs to, whether it is the shell."""
+
+    access: CallAccess
+    service: str | None
+    generic_shell: bool
+
+
+@dataclass(frozen=True)
+class _Result:
+    text: str
+    error: ToolCallError | None
+
+
+def _results(sample: EvalSample) -> dict[str, _Result]:
+    """Call id (punctuation stripped) -> result, from ToolEvents, later model inputs and the messages."""
+    found: dict[str, _Result] = {}
+
+    def add_messages(messages: Iterable[Any]) -> None:
+        for message in messages:
+            if isinstance(message, ChatMessageTool):
+                found.setdefault(_id_key(message.tool_call_id), _Result(message.text, message.error))
+
+    for event in sample.events:
+        if isinstance(event, ToolEvent):
+            found[_id_key(event.id)] = _Result(_text(event.result), event.error)
+        elif isinstance(event, ModelEvent):
+            # the previous turn's results follow the last assistant message: scan back only that far
+            tail = []
+            for message in reversed(event.input):
+                if isinstance(message, ChatMessageAssistant):
+                    break
+                tail.append(message)
+            add_messages(tail)
+    add_messages(sample.messages)
+    return found
+
+
+def _error_kind(result: _Result | None, call: ToolCall, access: ToolCallAccess, rules: HarnessRules) -> str:
+    if call.parse_error or (result and result.error and result.error.type == "parsing"):
+        return "malformed"
+    if result is None:
+        return ""
+    if (result.error and result.error.type == "timeout") or rules.timeout.search(result.text):
+        return "timeout"
+    if access.generic_shell:
+        code = rules.exit_code.search(result.text)
+        if code and int(code.group(1)) != 0:
+            return "nonzero_exit"
+    return "tool_error" if result.error else ""
+
+
+def classify_call(
+    tool: str,
+    arguments: Mapping[str, Any],
+    rules: HarnessRules,
+    services: Iterable[str] = (),
+    specs: Mapping[str, ToolSpec] = TOOL_SPECS,
+    result: str | None = None,
+) -> ToolCallAccess:
+    """Classify one call by the harness's table, else as a service tool, else as "other".
+
+    `result` is the call's result text: a creation's result names the object it created.
+    """
+    rule = rules.tools.get(tool)
+    if rule is not None:
+        return ToolCallAccess(rule.classify(arguments, rules), None, rule.generic_shell)
+    spec = service_tool(tool, services, specs)
+    if spec is not None:
+        return ToolCallAccess(service_access(spec, arguments, result), spec.service, False)
+    return ToolCallAccess(CallAccess(frozenset(), ()), None, False)
+
+
+def _call_row(
+    key: dict[str, Any],
+    index: int,
+    turn: int,
+    call: ToolCall | None,
+    result: _Result | None,
+    classified: ToolCallAccess,
+    error_kind: str,
+) -> dict[str, Any]:
+    accesses = tuple((a.op, a.resource) for a in classified.access.accesses)
+    return {
+        **key,
+        "call_index": index,
+        "turn": turn,
+        "tool": tool_name(call.function) if call else "",
+        "arguments": dict(call.arguments) if call else {},
+        "result": result.text if result else None,
+        "failed": bool(error_kind),
+        "error_kind": error_kind,
+        "access": access_kind(set(classified.access.ops)),
+        "accesses": accesses,
+        "reads": tuple(r for op, r in accesses if op == "read"),
+        "writes": tuple(r for op, r in accesses if op == "write"),
+        "service": classified.service,
+        "generic_shell": classified.generic_shell,
+    }
+
+
+_NO_ACCESS = ToolCallAccess(CallAccess(frozenset(), ()), None, False)
+
+
+def sample_calls(
+    sample: EvalSample,
+    key: dict[str, Any],
+    rules: HarnessRules,
+    specs: Mapping[str, ToolSpec] = TOOL_SPECS,
+) -> tuple[list[dict[str, Any]], int, bool]:
+    """The call rows of one sample, its number of agent model turns, and whether the last was malformed.
+
+    Model events with a `role` (judges, graders) are not the agent's and are skipped.
+    """
+    services = list((sample.metadata or {}).get("services") or [])
+    results = _results(sample)
+    rows: list[dict[str, Any]] = []
+    turn = 0
+    last_malformed = False
+    for event in sample.events:
+        if not isinstance(event, ModelEvent) or event.role or event.error or not event.output.choices:
+            continue
+        turn += 1
+        message = event.output.message
+        last_malformed = _malformed(event, message)
+        if last_malformed and not any(c.parse_error for c in message.tool_calls or []):
+            rows.append(_call_row(key, len(rows), turn, None, None, _NO_ACCESS, "malformed"))
+        for call in message.tool_calls or []:
+            tool = tool_name(call.function)
+            result = results.get(_id_key(call.id))
+            text = result.text if result else None
+            classified = classify_call(tool, call.arguments or {}, rules, services, specs, text)
+            kind = _error_kind(result, call, classified, rules)
+            rows.append(_call_row(key, len(rows), turn, call, result, classified, kind))
+    return rows, turn, last_malformed
+
+
+def _seed(log: EvalLog) -> int:
+    """The run seed: a task argument (one task per seed), else the generate config's seed."""
+    seed = log.eval.task_args.get("seed")
+    if seed is None:
+        seed = log.eval.model_generate_config.seed
+    return int(seed) if seed is not None else 0
+
+
+def _harness(log: EvalLog, default: str | None) -> str:
+    return str(
+        default or log.eval.task_args.get("harness") or (log.eval.metadata or {}).get("harness") or "react"
+    )
+
+
+def _score(sample: EvalSample) -> float:
+    if sample.error or not sample.scores:
+        return math.nan
+    return _to_float(next(iter(sample.scores.values())).value)
+
+
+def read_transcripts(
+    logs: Iterable[str | Path | EvalLogInfo | EvalLog],
+    *,
+    harness: str | None = None,
+    passed: Mapping[tuple[str, int, int], bool] | None = None,
+    threshold: float = 1.0,
+    specs: Mapping[str, ToolSpec] = TOOL_SPECS,
+) -> Transcripts:
+    """Read eval logs (paths or loaded logs) into the per-call and per-rollout tables.
+
+    Args:
+        logs: The run's logs (one per seed); a later log's sample replaces an earlier one's.
+        harness: The harness that produced them (else the log's task args, else "react").
+        passed: (task_id, seed, epoch) -> solved, e.g. from the run's trials.csv; otherwise a rollout
+            passes when its first score is >= `threshold`.
+        threshold: Pass threshold on the first score, used without `passed`.
+        specs: Service tool descriptions (tool name -> ToolSpec); forge-eval's services by default.
+
+    Returns:
+        The run's Transcripts.
+    """
+    calls: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
+    rollouts: dict[tuple[str, int, int], dict[str, Any]] = {}
+    loaded = [
+        lg if isinstance(lg, EvalLog) else read_eval_log(lg if isinstance(lg, EvalLogInfo) else str(lg))
+        for lg in logs
+    ]
+    for log in sorted(loaded, key=lambda lg: lg.eval.created):
+        seed = _seed(log)
+        name = _harness(log, harness)
+        rules = rules_for(name)
+        for sample in log.samples or []:
+            key = {"task_id": str(sample.id), "seed": seed, "epoch": int(sample.epoch), "harness": name}
+            rows, turns, ended_malformed = sample_calls(sample, key, rules, specs)
+            ident = (key["task_id"], seed, key["epoch"])
+            score = _score(sample)
+            solved = passed.get(ident) if passed is not None else None
+            metadata = sample.metadata or {}
+            calls[ident] = rows
+            rollouts[ident] = {
+                **key,
+                "passed": bool(solved) if solved is not None else bool(score >= threshold),
+                "score": score,
+                "n_calls": sum(1 for r in rows if r["tool"]),
+                "n_turns": turns,
+                "ended_malformed": ended_malformed,
+                "services": list(metadata.get("services") or []),
+                "required_tools": list(metadata.get("required_tools") or []),
+                "plan": list(metadata.get("plan") or []),
+                "category": metadata.get("category"),
+                "difficulty": metadata.get("difficulty"),
+            }
+    call_table = pd.DataFrame([r for ident in sorted(calls) for r in calls[ident]], columns=CALL_COLUMNS)
+    rollout_table = pd.DataFrame([rollouts[i] for i in sorted(rollouts)], columns=ROLLOUT_COLUMNS)
+    return Transcripts(call_table, rollout_table)
+
+
+def _passed_from_trials(path: Path) -> dict[tuple[str, int, int], bool]:
+    with path.open(newline="") as f:
+        return {
+            (row["task_id"], int(row["seed"]), int(row["epoch"])): row["passed"].strip().lower()
+            in ("true", "1")
+            for row in csv.DictReader(f)
+        }
+
+
+def read_run_transcripts(run_dir: str | Path) -> Transcripts:
+    """Read a run directory (`forge-eval run --out DIR`): its logs, harness and per-trial outcomes.
+
+    Raises:
+        ForgeError: The directory has no logs.
+    """
+    run_dir = Path(run_dir)
+    log_dir = run_dir / "logs"
+    infos = list_eval_logs(str(log_dir)) if log_dir.is_dir() else []
+    if not infos:
+        raise ForgeError(
+            f"no Inspect logs in {log_dir}",
+            hint="pass the directory given to `forge-eval run --out` (it holds logs/ and results.json)",
+        )
+    results_path = run_dir / "results.json"
+    harness = json.loads(results_path.read_text()).get("harness") if results_path.is_file() else None
+    trials = run_dir / "trials.csv"
+    passed = _passed_from_trials(trials) if trials.is_file() else None
+    return read_transcripts(infos, harness=harness, passed=passed)
