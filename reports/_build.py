@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from forge_eval import __version__
 from forge_eval.reports import _core
 from forge_eval.reports._page import page
 from forge_eval.reports._results import load_results
 from forge_eval.reports._sections import REPORT_SECTIONS, SectionRegistry, render_extra_sections
 from forge_eval.reports._trials import TRIALS_FILE, load_trials, summarise
-
-from forge_eval import __version__
 
 REPORT_FILE = "report.html"
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 import html
 import re
 
-from forge_eval.reports._results import MetricResult
-from forge_eval.reports._svg import svg_figure
-from forge_eval.reports._trials import Cell, TaskOutcomes
 from matplotlib import colormaps
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
@@ -16,12 +13,17 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import PercentFormatter
 
+from forge_eval.reports._results import MetricResult
+from forge_eval.reports._svg import svg_figure
+from forge_eval.reports._trials import Cell, TaskOutcomes
+
 SEEDS_CHART = "seeds"
 HEATMAP_CHART = "heatmap"
 HEATMAP_CMAP = "viridis"
 _ERROR_COLOR = "#d62728"
 _NOT_RUN_COLOR = "#e6e6e6"
 _MAX_LABEL = 48
+_CELL_W, _CELL_H = 0.7, 0.24  # inches
 # Up to this many cells the heatmap also prints "passed/trials" in each cell.
 _MAX_ANNOTATED_CELLS = 400
 
@@ -98,8 +100,15 @@ def outcome_heatmap(outcomes: TaskOutcomes) -> str:
     norm = Normalize(0.0, 1.0)
     annotate = len(tasks) * len(seeds) <= _MAX_ANNOTATED_CELLS
 
+    # Laid out in inches so cells keep one size whatever the task count, and the colour bar and
+    # legend stay next to the top rows instead of stretching along a tall grid. Tick labels fall
+    # outside the figure; the tight bounding box at save time takes them in.
+    grid_w, grid_h = _CELL_W * len(seeds), _CELL_H * len(tasks)
+    width, height = grid_w + 1.6, grid_h
+    bar_h = max(min(grid_h, 1.8), 1.2)
+
     def draw(figure: Figure) -> None:
-        ax = figure.add_subplot()
+        ax = figure.add_axes((0, 0, grid_w / width, 1))
         for i, task in enumerate(tasks):
             for j, cell in enumerate(task.cells):
                 fraction = None if cell is None else cell.pass_fraction
@@ -136,23 +145,21 @@ def outcome_heatmap(outcomes: TaskOutcomes) -> str:
         ax.tick_params(length=0)
         for spine in ax.spines.values():
             spine.set_visible(False)
-        colorbar = figure.colorbar(
-            ScalarMappable(norm, cmap), ax=ax, fraction=0.08, pad=0.04, format=PercentFormatter(1.0, 0)
+        bar_axes = figure.add_axes(
+            ((grid_w + 0.25) / width, 1 - bar_h / height, 0.15 / width, bar_h / height)
         )
+        colorbar = figure.colorbar(ScalarMappable(norm, cmap), cax=bar_axes, format=PercentFormatter(1.0, 0))
         colorbar.set_label("epochs passed")
-        ax.legend(
+        figure.legend(
             handles=[
                 Patch(facecolor="white", edgecolor=_ERROR_COLOR, hatch="///", label="errored trial(s)"),
                 Patch(facecolor=_NOT_RUN_COLOR, label="no trial recorded"),
             ],
-            loc="upper center",
-            bbox_to_anchor=(0.5, 0.0),
-            ncols=2,
+            loc="upper left",
+            bbox_to_anchor=((grid_w + 0.1) / width, 1 - (bar_h + 0.15) / height),
             frameon=False,
         )
 
-    height = 1.3 + 0.24 * len(tasks)
-    width = 2.6 + 0.7 * len(seeds)
     markup = svg_figure(draw, figsize=(width, height), name=HEATMAP_CHART)
     return _add_tooltips(markup, outcomes)
 

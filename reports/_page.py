@@ -34,7 +34,7 @@ th.task { font-weight: 500; word-break: break-all; }
 .scroll { overflow-x: auto; }
 .err { color: var(--bad); font-size: .85em; }
 .missing, .muted { color: var(--muted); }
-abbr[title] { text-decoration: underline dotted; cursor: help; }
+abbr[title] { text-decoration: none; cursor: help; }
 ol.footnotes { color: var(--muted); font-size: .85rem; list-style: none; padding-left: 0; }
 ul.plain { list-style: none; padding: 0; margin: 0; }
 pre { background: var(--bg-soft); border: 1px solid var(--line); border-radius: 6px; padding: .5rem .7rem;
