@@ -1,0 +1,48 @@
+"""The recording proxy: serves every harness's model calls from an upstream and records each one.
+
+A harness (Codex CLI, Claude Code, OpenClaw, a ReAct loop) points its base URL at
+`/r/<rollout>/<attempt>/v1` (or uses a signed rollout API key); each call is translated onto one canonical
+chat request, served non-streaming by the upstream (token ids and logprobs included when the upstream
+returns them), answered in the harness's own API (JSON or synthesized SSE) and appended to the rollout's
+call records (`forge_eval.training.records.CallRecord`).
+"""
+
+from forge_eval.training.proxy._adapters import ADAPTERS, Adapter, ConversationStore
+from forge_eval.training.proxy._app import API_PATHS, create_app
+from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse, ToolCall
+from forge_eval.training.proxy._config import ProxyConfig
+from forge_eval.training.proxy._http_upstream import HttpUpstream
+from forge_eval.training.proxy._keys import sign_key, verify_key
+from forge_eval.training.proxy._records import RecordWriter, iter_attempts, read_calls, read_rollout
+from forge_eval.training.proxy._scripted import ScriptedPolicy, ScriptedUpstream
+from forge_eval.training.proxy._server import ServerThread, free_port, serve_forever, serve_in_thread
+from forge_eval.training.proxy._upstream import ProxyUpstream, UpstreamError, UpstreamResult
+
+__all__ = [
+    "ADAPTERS",
+    "API_PATHS",
+    "Adapter",
+    "BadRequest",
+    "CanonicalRequest",
+    "CanonicalResponse",
+    "ConversationStore",
+    "HttpUpstream",
+    "ProxyConfig",
+    "ProxyUpstream",
+    "RecordWriter",
+    "ScriptedPolicy",
+    "ScriptedUpstream",
+    "ServerThread",
+    "ToolCall",
+    "UpstreamError",
+    "UpstreamResult",
+    "create_app",
+    "free_port",
+    "iter_attempts",
+    "read_calls",
+    "read_rollout",
+    "serve_forever",
+    "serve_in_thread",
+    "sign_key",
+    "verify_key",
+]

@@ -1,0 +1,78 @@
+"""OpenAI legacy completions (`/v1/completions`): a raw prompt, served without a chat template."""
+
+from collections.abc import Iterator
+from typing import Any
+
+from forge_eval.training.proxy._adapters._adapter import (
+    ADAPTERS,
+    Adapter,
+    ConversationStore,
+    new_id,
+    now,
+    sse,
+)
+from forge_eval.training.proxy._adapters._fields import client_sampling, model_of, positive_int, stop_list
+from forge_eval.training.proxy._adapters._openai_errors import openai_error
+from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
+
+
+def _prompt(value: Any) -> str | list[int]:
+    """A single prompt: text or token ids (a one-element batch is unwrapped; larger batches are refused)."""
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], str | list):
+        value = value[0]
+    if isinstance(value, str):
+        return value
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(t, int) and not isinstance(t, bool) for t in value)
+    ):
+        return value
+    raise BadRequest("'prompt' must be one string or one list of token ids (batched prompts are not served)")
+
+
+class CompletionsAdapter(Adapter):
+    api = "completions"
+
+    def parse(self, body: dict[str, Any], conversations: ConversationStore) -> CanonicalRequest:
+        if body.get("prompt") is None:
+            raise BadRequest("missing required field 'prompt'")
+        options = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
+        return CanonicalRequest(
+            model=model_of(body),
+            messages=[],
+            prompt=_prompt(body["prompt"]),
+            max_tokens=positive_int(body, "max_tokens"),
+            stop=stop_list(body.get("stop")),
+            client_sampling=client_sampling(body),
+            stream=bool(body.get("stream")),
+            include_usage=bool(options.get("include_usage")),
+        )
+
+    def _choice(self, text: str, finish: str | None) -> dict[str, Any]:
+        return {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
+
+    def render(self, request: CanonicalRequest, response: CanonicalResponse) -> dict[str, Any]:
+        return {
+            "id": new_id("cmpl-"),
+            "object": "text_completion",
+            "created": now(),
+            "model": request.model,
+            "choices": [self._choice(response.text, response.finish_reason)],
+            "usage": response.usage,
+        }
+
+    def stream_events(self, request: CanonicalRequest, response: CanonicalResponse) -> Iterator[bytes]:
+        head = {"id": new_id("cmpl-"), "object": "text_completion", "created": now(), "model": request.model}
+        if response.text:
+            yield sse(None, {**head, "choices": [self._choice(response.text, None)]})
+        yield sse(None, {**head, "choices": [self._choice("", response.finish_reason)]})
+        if request.include_usage:
+            yield sse(None, {**head, "choices": [], "usage": response.usage})
+        yield b"data: [DONE]\n\n"
+
+    def error_body(self, status: int, message: str, code: str | None = None) -> dict[str, Any]:
+        return openai_error(status, message, code)
+
+
+ADAPTERS.register("completions", CompletionsAdapter())

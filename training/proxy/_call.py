@@ -1,0 +1,288 @@
+"""One harness call through the proxy: key -> parse -> upstream -> answer (JSON or synthesized SSE) -> record.
+
+The response's last bytes are held back until the call's record is written, so every response a harness
+received completely is on disk even if the proxy is killed right after; a harness that hangs up first is
+recorded with `client_disconnected`.
+"""
+
+import asyncio
+import hashlib
+import json
+import time
+import uuid
+from typing import Any
+
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from forge_eval.training.proxy._adapters import Adapter
+from forge_eval.training.proxy._body import read_json
+from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest
+from forge_eval.training.proxy._keys import verify_key
+from forge_eval.training.proxy._rollouts import RolloutState
+from forge_eval.training.proxy._state import ProxyState
+from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult
+from forge_eval.training.records import CallRecord, UpstreamFailure
+
+_SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+_HARNESS_BY_AGENT = {"codex": "codex", "claude-cli": "claude_code", "openclaw": "openclaw"}
+
+
+def presented_key(request: Request) -> str | None:
+    """The API key a client sent, as `x-api-key` (Anthropic) or `Authorization: Bearer` (OpenAI)."""
+    key = request.headers.get("x-api-key")
+    if key:
+        return key.strip()
+    auth = request.headers.get("authorization", "")
+    return auth[7:].strip() if auth.lower().startswith("bearer ") else None
+
+
+def resolve_rollout(proxy: ProxyState, request: Request) -> RolloutState:
+    """The rollout a call belongs to, by path prefix or signed key; `BadRequest(401)` otherwise."""
+    params = request.path_params
+    key = presented_key(request)
+    signed = verify_key(proxy.config.secret, key) if key and key.startswith("fk.") else None
+    if key and key.startswith("fk.") and signed is None:
+        raise BadRequest("the rollout API key is not valid (bad signature or format)", 401, "invalid_api_key")
+    if "rollout" in params:
+        attempt = params["attempt"]
+        if not attempt.isdigit():
+            raise BadRequest(f"attempt in the URL must be a number, got {attempt!r}", 401, "invalid_api_key")
+        wanted = (params["rollout"], int(attempt))
+        if signed is not None and signed != wanted:
+            raise BadRequest("the API key belongs to another rollout than the URL", 401, "invalid_api_key")
+    elif signed is not None:
+        wanted = signed
+    else:
+        raise BadRequest(
+            "no rollout: use the /r/<rollout>/<attempt>/ URL prefix or a signed rollout API key",
+            401,
+            "invalid_api_key",
+        )
+    state = proxy.rollouts.get(*wanted)
+    if state is None:
+        raise BadRequest(f"unknown rollout {wanted[0]!r} attempt {wanted[1]}", 401, "invalid_api_key")
+    return state
+
+
+async def send_json(send: Send, status: int, payload: dict[str, Any], headers: list | None = None) -> None:
+    data = json.dumps(payload, ensure_ascii=False).encode()
+    start = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": start + (headers or [])})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Returns when the client hangs up (the body was already read, so nothing else arrives)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+class ApiEndpoint:
+    """The ASGI endpoint of one API (chat, responses, anthropic, completions) for every rollout."""
+
+    def __init__(self, proxy: ProxyState, adapter: Adapter) -> None:
+        self.proxy = proxy
+        self.adapter = adapter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        t_received = time.time()
+        request = Request(scope, receive)
+        proxy = self.proxy
+        try:
+            state = resolve_rollout(proxy, request)
+            if proxy.paused:
+                retry = str(proxy.config.pause_retry_after_s).encode()
+                body = self.adapter.error_body(429, "the policy is being updated; retry shortly", "paused")
+                await send_json(send, 429, body, [(b"retry-after", retry)])
+                return
+            if state.expired(t_received):
+                raise BadRequest(f"rollout {state.record.rollout_id!r} is past its deadline", 403, "deadline")
+            body, raw = await read_json(request, proxy.config.max_body_bytes)
+            canonical = self.adapter.parse(body, state.conversations)
+            if not proxy.config.model_allowed(canonical.model):
+                raise BadRequest(f"the model {canonical.model!r} does not exist", 404, "model_not_found")
+        except BadRequest as e:
+            await send_json(send, e.status, self.adapter.error_body(e.status, e.message, e.code))
+            return
+        call = _Call(proxy, self.adapter, state, request, body, raw, canonical, t_received)
+        proxy.call_started()
+        state.in_flight += 1
+        try:
+            await call.run(receive, send)
+        finally:
+            state.in_flight -= 1
+            proxy.call_ended()
+
+
+class _Call:
+    def __init__(
+        self,
+        proxy: ProxyState,
+        adapter: Adapter,
+        state: RolloutState,
+        request: Request,
+        body: dict[str, Any],
+        raw: bytes,
+        canonical: CanonicalRequest,
+        t_received: float,
+    ) -> None:
+        self.proxy = proxy
+        self.adapter = adapter
+        self.state = state
+        self.canonical = canonical
+        self.headers_sent = False
+        rollout = state.record
+        request_hash = hashlib.blake2b(raw, digest_size=12).hexdigest()
+        call_id = uuid.uuid4().hex
+        retry_of = state.calls_by_hash.get(request_hash)
+        state.calls_by_hash[request_hash] = call_id
+        agent = request.headers.get("user-agent")
+        harness = rollout.harness or next(
+            (h for a, h in _HARNESS_BY_AGENT.items() if agent and a in agent), None
+        )
+        self.record: dict[str, Any] = {
+            "call_id": call_id,
+            "rollout_id": rollout.rollout_id,
+            "attempt_id": rollout.attempt,
+            "group_uid": rollout.group_uid,
+            "seq": state.take_seq(),
+            "request_hash": request_hash,
+            "retry_of": retry_of,
+            "api": adapter.api,
+            "path": request.url.path,
+            "stream": canonical.stream,
+            "user_agent": agent,
+            "harness": harness,
+            "model_alias": canonical.model,
+            "original_request": body,
+            "t_received": t_received,
+            "policy_version": proxy.policy_version,
+            "served_request": {},
+        }
+
+    async def run(self, receive: Receive, send: Send) -> None:
+        proxy, rollout = self.proxy, self.state.record
+        upstream = asyncio.create_task(
+            proxy.upstream.complete(
+                self.canonical,
+                rollout.sampling,
+                route_key=f"{rollout.rollout_id}/{rollout.attempt}",
+                call_seq=self.record["seq"],
+            )
+        )
+        hangup = asyncio.create_task(_disconnected(receive))
+        try:
+            await self._wait(upstream, hangup, send)
+            if not upstream.done():
+                upstream.cancel()
+                self.record["client_disconnected"] = True
+                await self._write()
+                return
+            try:
+                result = upstream.result()
+            except UpstreamError as e:
+                await self._fail(e, send, hangup)
+            except Exception as e:  # an upstream bug must still answer the harness and leave a record
+                await self._fail(
+                    UpstreamError("transport", f"upstream failed: {type(e).__name__}: {e}"), send, hangup
+                )
+            else:
+                await self._deliver(result, send, hangup)
+        finally:
+            hangup.cancel()
+            if not upstream.done():
+                upstream.cancel()
+
+    async def _wait(self, upstream: asyncio.Task, hangup: asyncio.Task, send: Send) -> None:
+        """Wait for the upstream; a stream gets its headers and keep-alives if the wait is long."""
+        keepalive = self.proxy.config.keepalive_s if self.canonical.stream else None
+        while True:
+            await asyncio.wait({upstream, hangup}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED)
+            if upstream.done() or hangup.done():
+                return
+            if not self.headers_sent:
+                await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+                self.headers_sent = True
+            await send({"type": "http.response.body", "body": self.adapter.keepalive, "more_body": True})
+
+    async def _deliver(self, result: UpstreamResult, send: Send, hangup: asyncio.Task) -> None:
+        response = result.response
+        self.adapter.remember(self.canonical, response, self.state.conversations)
+        if self.canonical.stream:
+            events = list(self.adapter.stream_events(self.canonical, response))
+            head, last = b"".join(events[:-1]), events[-1]
+            returned = self.adapter.render(self.canonical, response)  # the same content, as one JSON body
+            if not self.headers_sent:
+                await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        else:
+            returned = self.adapter.render(self.canonical, response)
+            data = json.dumps(returned, ensure_ascii=False).encode()
+            head, last = data[:-1], data[-1:]
+            length = str(len(data)).encode()
+            start = [(b"content-type", b"application/json"), (b"content-length", length)]
+            await send({"type": "http.response.start", "status": 200, "headers": start})
+        await send({"type": "http.response.body", "body": head, "more_body": True})
+        self.record.update(
+            returned_response=returned,
+            served_request=result.served_request,
+            upstream_response=result.raw,
+            finish_reason=response.finish_reason,
+            usage=response.usage,
+            prompt_token_ids=response.prompt_token_ids,
+            completion_token_ids=response.completion_token_ids,
+            completion_logprobs=response.completion_logprobs,
+            endpoint=result.endpoint,
+            http_status=result.http_status,
+            t_upstream_start=result.t_start,
+            t_upstream_end=result.t_end,
+        )
+        if response.policy_version is not None:
+            self.record["policy_version"] = response.policy_version
+        await self._account(result.failures)
+        self.record["client_disconnected"] = hangup.done()
+        await self._write()
+        await send({"type": "http.response.body", "body": last, "more_body": False})
+
+    async def _fail(self, error: UpstreamError, send: Send, hangup: asyncio.Task) -> None:
+        status = error.client_status
+        body = self.adapter.error_body(status, error.message, error.kind)
+        self.record.update(
+            returned_response=body,
+            served_request=error.served_request or {},
+            endpoint=error.endpoint,
+            http_status=error.http_status,
+            error_kind=error.kind,
+            client_disconnected=hangup.done(),
+            t_upstream_end=time.time(),
+        )
+        await self._account(error.failures)
+        await self._write()
+        if self.headers_sent:
+            event = self.adapter.stream_error(status, error.message, error.kind)
+            await send({"type": "http.response.body", "body": event, "more_body": False})
+        else:
+            await send_json(send, status, body)
+
+    async def _account(self, failures: list[UpstreamFailure]) -> None:
+        """Count upstream failures (recovered ones too) on the call and on its rollout."""
+        self.record["upstream_failures"] = failures
+        self.record["retry_count"] = len(failures)
+        version = self.record.get("policy_version")
+        rollout = self.state.record
+        if version is not None and version not in rollout.policy_versions:
+            rollout.policy_versions.append(version)
+        rollout.n_calls = max(rollout.n_calls, self.record["seq"] + 1)
+        if failures:
+            for failure in failures:
+                rollout.upstream_failures[failure.kind] = rollout.upstream_failures.get(failure.kind, 0) + 1
+            rollout.upstream_failures_last_at = failures[-1].at
+            await self.proxy.writer.write_rollout(rollout)
+
+    async def _write(self) -> None:
+        self.record["t_delivered"] = time.time()
+        await self.proxy.writer.write_call(CallRecord(**self.record))

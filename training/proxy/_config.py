@@ -1,0 +1,47 @@
+"""The proxy's settings (the `forge-eval proxy serve` options map onto these one to one)."""
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class ProxyConfig:
+    """Settings of one proxy.
+
+    Args:
+        records_dir: Where the call and rollout records go.
+        secret: Signs rollout API keys (HMAC); keep it from the harnesses.
+        admin_key: Bearer token of the control plane; the secret when None.
+        upstreams: OpenAI-compatible base URLs (ignored when an upstream object is given to the app).
+        served_model: Model name sent upstream; None asks the upstream's `/v1/models`.
+        model_aliases: Glob patterns of model names harnesses may ask for; None accepts any name
+            (harnesses use several aliases, e.g. Claude Code's small model), all served by the policy.
+        max_body_bytes: Largest request body accepted (after decompression).
+        keepalive_s: A stream whose upstream has not answered after this long gets its 200 headers and
+            a keep-alive event every `keepalive_s` until it does.
+        pause_retry_after_s: `Retry-After` of the 429 answered while paused.
+    """
+
+    records_dir: Path
+    secret: str
+    admin_key: str | None = None
+    upstreams: list[str] = field(default_factory=list)
+    served_model: str | None = None
+    model_aliases: list[str] | None = None
+    max_body_bytes: int = 32 * 1024 * 1024
+    keepalive_s: float = 5.0
+    pause_retry_after_s: int = 5
+    upstream_retries: int = 4
+    upstream_timeout_s: float = 600.0
+    upstream_backoff_s: float = 0.25
+    token_ids: bool = True
+
+    @property
+    def admin_token(self) -> str:
+        return self.admin_key or self.secret
+
+    def model_allowed(self, alias: str) -> bool:
+        if self.model_aliases is None:
+            return True
+        return any(fnmatch.fnmatchcase(alias, pattern) for pattern in self.model_aliases)
