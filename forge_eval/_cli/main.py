@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "analyze": "forge_eval._cli.analyze:analyze",
     "list": "forge_eval._cli.listing:list_command",
     "report": "forge_eval._cli.report:report",
+    "proxy": "forge_eval._cli.proxy:proxy",
     "serve-model": "forge_eval._cli.serve_model:serve_model",
 }
 

@@ -10,6 +10,7 @@ call records (`forge_eval.training.records.CallRecord`).
 from forge_eval.training.proxy._adapters import ADAPTERS, Adapter, ConversationStore
 from forge_eval.training.proxy._app import API_PATHS, create_app
 from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse, ToolCall
+from forge_eval.training.proxy._compact import CompactResult, compact
 from forge_eval.training.proxy._config import ProxyConfig
 from forge_eval.training.proxy._http_upstream import HttpUpstream
 from forge_eval.training.proxy._keys import sign_key, verify_key
@@ -23,6 +24,7 @@ __all__ = [
     "API_PATHS",
     "Adapter",
     "BadRequest",
+    "CompactResult",
     "CanonicalRequest",
     "CanonicalResponse",
     "ConversationStore",
@@ -36,6 +38,7 @@ __all__ = [
     "ToolCall",
     "UpstreamError",
     "UpstreamResult",
+    "compact",
     "create_app",
     "free_port",
     "iter_attempts",
