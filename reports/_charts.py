@@ -29,13 +29,15 @@ _MAX_ANNOTATED_CELLS = 400
 
 
 def seeds_chart(metrics: tuple[MetricResult, ...], seeds: tuple[int, ...]) -> str:
-    """A forest plot: one row per metric with its 95% CI band, the estimate, and a point per seed.
+    """A forest plot: one row per metric with its CI band, the estimate, and a point per seed.
 
     Per-seed points carry the gid `seed-<metric index>-<seed>` (see `svg_figure` for the prefix).
     """
     palette = colormaps["tab10"]
     colors = {seed: palette(i % 10) for i, seed in enumerate(seeds)}
     n = len(metrics)
+    levels = {m.confidence_level for m in metrics}
+    ci_label = f"{100 * levels.pop():g}% CI" if len(levels) == 1 else "CI"
 
     def draw(figure: Figure) -> None:
         ax = figure.add_subplot()
@@ -74,7 +76,7 @@ def seeds_chart(metrics: tuple[MetricResult, ...], seeds: tuple[int, ...]) -> st
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.set_axisbelow(True)
         handles = [
-            Patch(facecolor="#9ecae1", alpha=0.7, label="95% CI"),
+            Patch(facecolor="#9ecae1", alpha=0.7, label=ci_label),
             Line2D([], [], color="black", linewidth=2, label="estimate"),
         ] + [Line2D([], [], marker="o", linestyle="", color=colors[s], label=f"seed {s}") for s in seeds]
         ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 
 from forge_eval.reports._charts import outcome_heatmap, seeds_chart
@@ -15,19 +16,24 @@ _MAX_ERROR_CHARS = 300
 
 
 def headline(results: RunResults) -> Section:
-    """Metric | estimate | 95% CI | per seed | tasks | trials, with the estimators as footnotes."""
+    """Metric | estimate | CI | per seed | tasks | trials, with the estimators as footnotes."""
     notes: dict[str, str] = {}
+    levels = {metric.confidence_level for metric in results.metrics}
+    # One level (the usual case) goes in the header; mixed levels are stated in each cell.
+    uniform = f"{_level(levels.pop())} CI" if len(levels) == 1 else None
     rows = []
     for metric in results.metrics:
         # Letters, not digits: a digit after "pass@2" would read as part of the name.
         letter = notes.setdefault(metric.estimator, _letter(len(notes))) if metric.estimator else None
         note = f'<sup><a href="#estimator-{letter}">[{letter}]</a></sup>' if letter else ""
+        level = "" if uniform else f"{_level(metric.confidence_level)} "
         per_seed = ", ".join(f"{s.seed}: {percent(s.estimate)}" for s in metric.per_seed)
         rows.append(
             f'<tr data-metric="{esc(metric.name)}">'
             f'<th scope="row"><abbr title="{esc(metric.estimator)}">{esc(metric.name)}</abbr>{note}</th>'
             f'<td class="num estimate">{percent(metric.estimate)}</td>'
-            f'<td class="num ci">{interval(metric.ci_low, metric.ci_high)}</td>'
+            f'<td class="num ci"{_se_title(metric.standard_error)}>{level}'
+            f"{interval(metric.ci_low, metric.ci_high)}</td>"
             f'<td class="per-seed">{esc(per_seed)}</td>'
             f'<td class="num">{metric.n_tasks}</td><td class="num">{metric.n_trials}</td></tr>'
         )
@@ -37,12 +43,23 @@ def headline(results: RunResults) -> Section:
         f'<li id="estimator-{letter}">[{letter}] {esc(text)}</li>' for text, letter in notes.items()
     )
     body = (
-        '<table class="headline"><thead><tr><th>Metric</th><th>Estimate</th><th>95% CI</th>'
+        '<table class="headline"><thead><tr><th>Metric</th><th>Estimate</th>'
+        f"<th>{uniform or 'CI'}</th>"
         "<th>Per seed</th><th>Tasks</th><th>Trials</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
         f'<ol class="footnotes">{footnotes}</ol>'
     )
     return Section("Headline", body, "headline")
+
+
+def _level(level: float) -> str:
+    return f"{100 * level:g}%"
+
+
+def _se_title(standard_error: float | None) -> str:
+    if standard_error is None:
+        return ""
+    return f' title="standard error {100 * standard_error:.1f} percentage points"'
 
 
 def _letter(index: int) -> str:
@@ -59,9 +76,9 @@ def seed_estimates(results: RunResults) -> Section:
     if not results.metrics:
         return Section("Per-seed estimates", '<p class="warning">No metrics to plot.</p>', "seeds")
     caption = (
-        "<p>Each row is a metric: the band is its 95% CI over tasks and seeds, the bar the pooled "
-        "estimate, the points the estimate from each seed alone. Seeds far outside the band point to "
-        "seed-sensitive behavior.</p>"
+        "<p>Each row is a metric: the band is its confidence interval over tasks and seeds, the bar "
+        "the pooled estimate, the points the estimate from each seed alone. Seeds far outside the "
+        "band point to seed-sensitive behavior.</p>"
     )
     return Section("Per-seed estimates", caption + seeds_chart(results.metrics, results.seeds), "seeds")
 
@@ -157,7 +174,7 @@ def metadata(results: RunResults) -> Section:
         ("Tasks", esc(results.n_tasks) if results.n_tasks is not None else _unrecorded()),
         ("Versions", f'<ul class="plain">{versions}</ul>' if versions else _unrecorded()),
         ("Run directory", f"<code>{esc(results.run_dir.resolve())}</code>"),
-    ]
+    ] + [(esc(key), f"<code>{esc(json.dumps(value))}</code>") for key, value in results.extra.items()]
     rows = "".join(f'<tr><th scope="row">{name}</th><td>{value}</td></tr>' for name, value in fields)
     return Section("Run metadata", f'<table class="meta"><tbody>{rows}</tbody></table>', "metadata")
 

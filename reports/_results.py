@@ -41,6 +41,8 @@ class MetricResult:
     n_tasks: int
     n_trials: int
     estimator: str
+    confidence_level: float = 0.95
+    standard_error: float | None = None
 
 
 @dataclass(frozen=True)
@@ -62,10 +64,18 @@ class RunResults:
     command: str | None = None
     created: str | None = None
     n_tasks: int | None = None
+    # Top-level fields this version does not know (e.g. task options); shown as recorded.
+    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def partial(self) -> bool:
         return self.status != "complete"
+
+
+_KNOWN_FIELDS = frozenset(
+    {"benchmark", "model", "harness", "seeds", "epochs", "threshold", "versions", "git_revision", "command"}
+    | {"created", "log_dir", "n_tasks", "status", "metrics"}
+)
 
 
 class _Checker:
@@ -136,7 +146,18 @@ def _metric(check: _Checker, name: str, raw: Any) -> MetricResult | None:
         n_tasks=check.get(raw, "n_tasks", where, "an integer") or 0,
         n_trials=check.get(raw, "n_trials", where, "an integer") or 0,
         estimator=check.get(raw, "estimator", where, "a string") or "",
+        confidence_level=_level(check, raw, where),
+        standard_error=check.get(raw, "standard_error", where, "a number", required=False),
     )
+
+
+def _level(check: _Checker, raw: dict[str, Any], where: str) -> float:
+    level = check.get(raw, "confidence_level", where, "a number", required=False)
+    if level is None:
+        return 0.95
+    if not 0.0 < level < 1.0:
+        check.problems.append(f"'{where}confidence_level' = {level} is outside (0, 1)")
+    return float(level)
 
 
 def load_results(run_dir: Path) -> RunResults:
@@ -189,6 +210,7 @@ def load_results(run_dir: Path) -> RunResults:
         threshold=None if threshold is None else float(threshold),
         versions={str(k): str(v) for k, v in versions.items()},
         n_tasks=n_tasks,
+        extra={key: value for key, value in raw.items() if key not in _KNOWN_FIELDS},
         **optional,
     )
 

@@ -62,6 +62,9 @@ METRICS: dict[str, dict[str, Any]] = {
         "n_tasks": 5,
         "n_trials": 28,
         "estimator": "mean of per-trial pass; two-level bootstrap over tasks and seeds",
+        "confidence_level": 0.95,
+        "standard_error": 0.0712,
+        "n_seeds": 3,
     },
     "pass@2": {
         "estimate": 0.8,
@@ -94,6 +97,7 @@ def results(**overrides: Any) -> dict[str, Any]:
         "log_dir": "logs",
         "n_tasks": len(TASKS),
         "status": "partial",
+        "task_options": {"quick": True, "subset": "<core>"},
         "metrics": METRICS,
     }
     data.update(overrides)

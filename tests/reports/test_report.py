@@ -36,11 +36,32 @@ def doc(markup: str) -> Node:
 def test_headline_lists_metrics_in_order_with_formatted_estimates_and_cis(doc: Node) -> None:
     rows = doc.find("table", cls="headline").find("tbody").find_all("tr")
     assert [r.attrs["data-metric"] for r in rows] == ["success_rate", "pass@2", "pass^2", "mean_score"]
+    header = [th.text() for th in doc.find("table", cls="headline").find("thead").find_all("th")]
+    assert header == ["Metric", "Estimate", "95% CI", "Per seed", "Tasks", "Trials"]
     cells = {r.attrs["data-metric"]: [c.text().strip() for c in r.find_all("td")] for r in rows}
     assert cells["success_rate"] == ["55.5%", "[41.7%, 70.0%]", "11: 50.0%, 22: 70.0%, 33: 60.0%", "5", "28"]
     assert cells["pass@2"][:2] == ["80.0%", "[60.0%, 100.0%]"]
     assert cells["pass^2"][:2] == ["20.0%", "[0.0%, 40.0%]"]
     assert cells["mean_score"][:2] == ["51.2%", "[40.0%, 62.5%]"]
+    assert rows[0].find("td", cls="ci").attrs["title"] == "standard error 7.1 percentage points"
+    assert "title" not in rows[1].find("td", cls="ci").attrs
+
+
+def test_confidence_levels_other_than_95_are_labelled(tmp_path: Path) -> None:
+    metrics = {name: {**m, "confidence_level": 0.9} for name, m in syn.METRICS.items()}
+    run_dir = syn.write_run(tmp_path / "r90", syn.results(metrics=metrics))
+    doc = parse(build_report(run_dir, sections=SectionRegistry(group="forge_eval.tests.none")).read_text())
+    assert doc.find("table", cls="headline").find_all("th")[2].text() == "90% CI"
+    assert "90% CI" in doc.find("svg", **{"data-chart": "seeds"}).text()
+    metrics["pass@2"] = {**metrics["pass@2"], "confidence_level": 0.8}
+    syn.write_run(run_dir, syn.results(metrics=metrics))
+    doc = parse(build_report(run_dir, sections=SectionRegistry(group="forge_eval.tests.none")).read_text())
+    assert doc.find("table", cls="headline").find_all("th")[2].text() == "CI"
+    ci = {
+        r.attrs["data-metric"]: r.find("td", cls="ci").text()
+        for r in doc.find("table", cls="headline").find("tbody").find_all("tr")
+    }
+    assert ci["pass@2"] == "80% [60.0%, 100.0%]" and ci["success_rate"] == "90% [41.7%, 70.0%]"
 
 
 def test_estimators_are_tooltips_and_footnotes(doc: Node) -> None:
@@ -171,6 +192,8 @@ def test_metadata_and_partial_banner(doc: Node) -> None:
     assert meta["Created"] == "2026-11-29T11:00:00+00:00"
     assert "inspect_ai 0.3.285" in meta["Versions"] and "python 3.11.2" in meta["Versions"]
     assert meta["Command"] == "forge-eval run forgelab --seeds 3 --epochs 2 --out runs/r1"
+    # fields the report does not know are still shown, as recorded
+    assert meta["task_options"] == '{"quick": true, "subset": "<core>"}'
 
 
 def test_complete_run_has_no_banner_and_rebuild_is_byte_identical(tmp_path: Path) -> None:
