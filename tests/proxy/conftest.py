@@ -1,0 +1,83 @@
+"""Fixtures of the proxy tests: a scripted upstream server and proxies in background threads."""
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from forge_eval.training.proxy import ProxyConfig, ScriptedUpstream, ServerThread, create_app, serve_in_thread
+
+SECRET = "test-secret"
+ADMIN = {"Authorization": f"Bearer {SECRET}"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "harness: runs a real harness binary (Codex CLI, Claude Code, OpenClaw)")
+
+
+@dataclass
+class Proxy:
+    """A running proxy with its records directory and an admin client."""
+
+    server: ServerThread
+    records: Path
+    config: ProxyConfig
+    app: Any
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def admin(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        return httpx.request(method, self.url + path, headers=ADMIN, timeout=30, **kwargs)
+
+    def rollout(self, rollout_id: str, attempt: int = 0, **fields: Any) -> dict[str, Any]:
+        """Create a rollout; returns the control plane's answer (with `api_key` and `base_path`)."""
+        answer = self.admin("POST", "/rollouts", json={"rollout_id": rollout_id, "attempt": attempt, **fields})
+        assert answer.status_code in (200, 201), answer.text
+        return answer.json()
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[tuple[ScriptedUpstream, ServerThread]]:
+    scripted = ScriptedUpstream()
+    with serve_in_thread(scripted.app()) as server:
+        yield scripted, server
+
+
+@pytest.fixture
+def scripted(upstream: tuple[ScriptedUpstream, ServerThread]) -> Iterator[ScriptedUpstream]:
+    """The shared scripted upstream, reset to well-behaved before and after each test."""
+    policy = upstream[0]
+    policy.fail_next, policy.delay_s, policy.reject_token_fields = 0, 0.0, False
+    policy.requests.clear()
+    yield policy
+    policy.fail_next, policy.delay_s, policy.reject_token_fields = 0, 0.0, False
+
+
+@pytest.fixture
+def make_proxy(tmp_path: Path, upstream: tuple[ScriptedUpstream, ServerThread]) -> Iterator[Callable[..., Proxy]]:
+    """Start proxies (default: over the scripted upstream); all are stopped after the test."""
+    started: list[ServerThread] = []
+
+    def start(upstreams: list[str] | None = None, upstream_object: Any = None, **options: Any) -> Proxy:
+        records = tmp_path / f"records{len(started)}"
+        options.setdefault("upstream_backoff_s", 0.01)
+        config = ProxyConfig(records_dir=records, secret=SECRET, upstreams=upstreams or [upstream[1].url],
+                             **options)
+        app = create_app(config, upstream_object)
+        server = ServerThread(app).start()
+        started.append(server)
+        return Proxy(server, records, config, app)
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def proxy(make_proxy: Callable[..., Proxy], scripted: ScriptedUpstream) -> Proxy:
+    return make_proxy()
