@@ -96,6 +96,10 @@ def _write(*value_options: str, leading: int = 0) -> CommandRule:
 
 
 _GREP_VALUES = (
+    "-e",
+    "-f",
+    "--regexp",
+    "--file",
     "-m",
     "-A",
     "-B",
