@@ -84,8 +84,8 @@ def seed_estimates(results: RunResults) -> Section:
 
 
 def heatmap(outcomes: TaskOutcomes | None) -> Section:
-    if outcomes is None:
-        return Section("Per-task outcomes", _no_trials(), "heatmap")
+    if outcomes is None or not outcomes.tasks:
+        return Section("Per-task outcomes", _no_trials(outcomes), "heatmap")
     caption = (
         "<p>One cell per task and seed; colour is the fraction of that seed's epochs that passed. "
         "Red hatching marks a cell with an errored trial (no score; counted as not passed); grey "
@@ -94,7 +94,9 @@ def heatmap(outcomes: TaskOutcomes | None) -> Section:
     return Section("Per-task outcomes", caption + outcome_heatmap(outcomes), "heatmap")
 
 
-def _no_trials() -> str:
+def _no_trials(outcomes: TaskOutcomes | None) -> str:
+    if outcomes is not None:
+        return f'<p class="warning">{TRIALS_FILE} has no trials yet.</p>'
     return (
         f'<p class="warning">No {TRIALS_FILE} in the run directory, so per-task outcomes are not '
         "available. It is written by <code>forge-eval run</code>; re-run the same command to "
@@ -114,8 +116,8 @@ def _seed_cell(cell: Cell | None) -> str:
 
 def task_table(outcomes: TaskOutcomes | None) -> Section:
     """One row per task; the columns sort on click (see the page script)."""
-    if outcomes is None:
-        return Section("Per-task table", _no_trials(), "tasks")
+    if outcomes is None or not outcomes.tasks:
+        return Section("Per-task table", _no_trials(outcomes), "tasks")
     headers = (
         ["Task"]
         + list(outcomes.metadata_columns)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+import warnings
 from collections.abc import Callable
 
 import matplotlib
@@ -55,7 +56,11 @@ def svg_figure(draw: Callable[[Figure], None], *, figsize: tuple[float, float], 
         figure = Figure(figsize=figsize)
         draw(figure)
         buffer = io.StringIO()
-        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata=_METADATA_NONE)
+        with warnings.catch_warnings():
+            # Text stays text, drawn by the browser with its own fonts: a glyph missing from
+            # matplotlib's font (emoji in a task id) only affects layout, not the output.
+            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            figure.savefig(buffer, format="svg", bbox_inches="tight", metadata=_METADATA_NONE)
     markup = buffer.getvalue()
     markup = markup[markup.index("<svg") :]
     markup = _METADATA.sub("", markup)

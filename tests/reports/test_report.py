@@ -224,3 +224,27 @@ def test_metric_without_estimate_shows_na(tmp_path: Path) -> None:
     doc = parse(build_report(run_dir, sections=SectionRegistry(group="forge_eval.tests.none")).read_text())
     row = doc.find("tr", **{"data-metric": "success_rate"})
     assert [td.text() for td in row.find_all("td")][:2] == ["n/a", "n/a"]
+
+
+def test_trials_csv_with_a_header_only(tmp_path: Path) -> None:
+    run_dir = syn.write_run(tmp_path / "r")
+    (run_dir / "trials.csv").write_text("task_id,seed,epoch,score,passed,error\n")
+    doc = parse(build_report(run_dir, sections=SectionRegistry(group="forge_eval.tests.none")).read_text())
+    assert "trials.csv has no trials yet" in doc.find("section", id="heatmap").text()
+    assert "trials.csv has no trials yet" in doc.find("section", id="tasks").text()
+
+
+ODD_IDS = ["$x^2$ \\frac{a}{b}", "😀 emoji", "]]>&amp;", "x" * 300, 'quote" id="y', "7", "007"]
+
+
+def test_odd_task_ids_survive_table_and_heatmap(tmp_path: Path, recwarn: pytest.WarningsRecorder) -> None:
+    rows = [{**syn.trial_rows()[0], "task_id": task_id} for task_id in ODD_IDS]
+    run_dir = syn.write_run(tmp_path / "r", rows=rows)
+    doc = parse(build_report(run_dir, sections=SectionRegistry(group="forge_eval.tests.none")).read_text())
+    assert [th.text() for th in doc.find("table", cls="tasks").find_all("th", cls="task")] == ODD_IDS
+    heatmap = doc.find("svg", **{"data-chart": "heatmap"})
+    assert len(heatmap.ids_matching(r"heatmap-cell-\d+-\d+")) == len(ODD_IDS) * len(syn.SEEDS)
+    labels = [t.text() for t in heatmap.find_all("text")]
+    assert "$x^2$ \\frac{a}{b}" in labels  # not rendered as mathtext
+    assert 'quote" id="y' in labels and "x" * 47 + "…" in labels
+    assert not [w for w in recwarn if "Glyph" in str(w.message)]
