@@ -42,6 +42,11 @@ def _ready_message(model: str, quiet: bool):
     default=None,
     help="Serve this GGUF file under the model's name instead of the packaged weights.",
 )
+@click.option(
+    "--deterministic",
+    is_flag=True,
+    help="Same seed, same text whatever else runs: no prompt cache, one request at a time (slower).",
+)
 @click.option("--fd", type=int, default=None, hidden=True, help="Listen on this inherited socket.")
 @click.option("--parent-pid", type=int, default=None, hidden=True, help="Exit when this parent dies.")
 def serve_model(
@@ -50,6 +55,7 @@ def serve_model(
     threads: int,
     request_log: Path | None,
     model_path: Path | None,
+    deterministic: bool,
     fd: int | None,
     parent_pid: int | None,
 ) -> None:
@@ -64,4 +70,5 @@ def serve_model(
         model_path=model_path,
         on_ready=_ready_message(spec.name, quiet=fd is not None),
         parent_pid=parent_pid,
+        deterministic=deterministic,
     )

@@ -10,6 +10,7 @@ clients that insist on streaming.
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -136,16 +137,29 @@ def _event(payload: dict[str, Any]) -> str:
     return f"data: {json.dumps(payload)}\n\n"
 
 
-def create_app(engine: ChatEngine, model_name: str, request_log: Path | None = None) -> Starlette:
+def create_app(
+    engine: ChatEngine, model_name: str, request_log: Path | None = None, deterministic: bool = False
+) -> Starlette:
     """The ASGI app serving `engine` under the model id `model_name`.
 
     Args:
         engine: Answers chat-completion requests.
         model_name: Reported by `/v1/models` and in every response's `model`.
         request_log: If set, one JSON line per chat request with the sampling parameters received.
+        deterministic: Make a seeded request's text depend only on the request. llama.cpp's logits
+            change slightly with how many prompt tokens come from its cache and with what other
+            requests share the batch, enough to change a sample at temperature 0.8; this mode
+            turns off prompt caching and runs one request at a time (slower agent loops).
     """
     stats = ServerStats()
     started = int(time.time())
+    one_at_a_time = threading.Lock()
+
+    def complete(request: dict[str, Any]) -> dict[str, Any]:
+        if not deterministic:
+            return engine.complete(request)
+        with one_at_a_time:
+            return engine.complete({**request, "cache_prompt": False})
 
     def log_request(body: dict[str, Any], tool_names: list[str]) -> None:
         if request_log is None:
@@ -186,7 +200,7 @@ def create_app(engine: ChatEngine, model_name: str, request_log: Path | None = N
         tool_names = _tool_names(body)
         log_request(body, tool_names)
         try:
-            result = await anyio.to_thread.run_sync(engine.complete, _engine_request(body))
+            result = await anyio.to_thread.run_sync(complete, _engine_request(body))
         except EngineRequestError as e:
             stats.errors += 1
             return JSONResponse(e.body, status_code=e.status)

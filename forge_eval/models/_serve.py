@@ -59,6 +59,7 @@ def serve(
     model_path: Path | None = None,
     on_ready: Callable[[str], None] | None = None,
     parent_pid: int | None = None,
+    deterministic: bool = False,
 ) -> None:
     """Load `spec`'s weights and serve them on `sock` until interrupted.
 
@@ -70,6 +71,7 @@ def serve(
         model_path: Serve this GGUF file instead of the spec's packaged weights.
         on_ready: Called with the base URL once the model is loaded.
         parent_pid: Exit when this process is no longer our parent.
+        deterministic: Repeatable seeded sampling at the cost of speed (see `create_app`).
     """
     from forge_eval.models._app import create_app
     from forge_eval.models._engine import LlamaEngine
@@ -79,7 +81,7 @@ def serve(
     engine = LlamaEngine(
         model_path or spec.weights_path(), threads=threads, n_ctx_per_slot=spec.n_ctx_per_slot
     )
-    app = create_app(engine, spec.name, request_log)
+    app = create_app(engine, spec.name, request_log, deterministic=deterministic)
     host, port = sock.getsockname()[:2]
     if on_ready is not None:
         on_ready(f"http://{host}:{port}/v1")

@@ -72,6 +72,8 @@ class EmbeddedModelServer:
         log_file: The child's stdout/stderr (default: a new temporary file).
         model_path: Serve this GGUF file instead of the model's packaged weights.
         startup_timeout: Seconds to wait for `/health`.
+        deterministic: Same seed, same text regardless of cache and concurrent requests; turns off
+            prompt caching and parallel decoding (slower).
     """
 
     def __init__(
@@ -83,6 +85,7 @@ class EmbeddedModelServer:
         log_file: Path | None = None,
         model_path: Path | None = None,
         startup_timeout: float = 180.0,
+        deterministic: bool = False,
     ) -> None:
         self.spec = EMBEDDED_MODELS.get(model) if model else default_model()
         self._port = port
@@ -91,6 +94,7 @@ class EmbeddedModelServer:
         self.log_file = log_file
         self.model_path = model_path
         self.startup_timeout = startup_timeout
+        self.deterministic = deterministic
         self._proc: subprocess.Popen[bytes] | None = None
         self._bound_port: int | None = None
 
@@ -145,6 +149,8 @@ class EmbeddedModelServer:
             command += ["--request-log", str(self.request_log)]
         if self.model_path is not None:
             command += ["--model-path", str(self.model_path)]
+        if self.deterministic:
+            command.append("--deterministic")
         try:
             with self.log_file.open("ab") as log:
                 self._proc = subprocess.Popen(
@@ -176,8 +182,9 @@ class EmbeddedModelServer:
                     f"last lines of {self.log_file}:\n{_log_tail(self.log_file)}",
                     hint="fix the cause above; the full log is in the file named above",
                 )
+            remaining = deadline - time.monotonic()
             try:
-                if httpx.get(url, timeout=2.0).status_code == 200:
+                if httpx.get(url, timeout=max(0.1, min(2.0, remaining))).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass

@@ -122,6 +122,14 @@ def test_request_log_records_sampling_parameters(tmp_path: Path) -> None:
     assert engine.requests[1]["max_tokens"] == 9, "max_completion_tokens must reach llama.cpp as max_tokens"
 
 
+def test_deterministic_mode_turns_off_the_prompt_cache() -> None:
+    engine = ScriptedEngine("a", "b")
+    _chat(_client(engine), seed=1)
+    _chat(TestClient(create_app(engine, "m", deterministic=True)), seed=1)
+    assert "cache_prompt" not in engine.requests[0]
+    assert engine.requests[1]["cache_prompt"] is False
+
+
 def test_stream_is_synthesized_as_sse() -> None:
     engine = ScriptedEngine('{"name": "get_weather", "arguments": {"city": "Rome"}}')
     response = _chat(_client(engine), tools=TOOLS, stream=True, stream_options={"include_usage": True})
