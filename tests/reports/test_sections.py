@@ -5,12 +5,11 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from forge_eval import reports
-from forge_eval.reports import REPORT_SECTIONS, Section, SectionRegistry, _sections, build_report
+from forge_eval.reports import REPORT_SECTIONS, Section, SectionRegistry, build_report
 from tests.reports import _synthetic as syn
 from tests.reports._tree import parse
 
@@ -74,30 +73,35 @@ def test_a_failing_section_becomes_a_warning_and_the_report_is_still_written(tmp
     assert doc.find("table", cls="headline")
 
 
-def test_entry_points_are_loaded_after_code_registrations(
+def test_installed_entry_points_are_loaded_after_code_registrations(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def plugin(run_dir: Path) -> Section:
-        return Section("Plugin", "<p>from an entry point</p>")
-
-    def bad_load() -> None:
-        raise ImportError("No module named 'missing_pkg'")
-
-    points = {
-        "forge_eval.tests.plugins": [
-            SimpleNamespace(name="plugin", value="pkg.mod:plugin", load=lambda: plugin),
-            SimpleNamespace(name="broken-plugin", value="missing_pkg:section", load=bad_load),
-        ]
-    }
-    monkeypatch.setattr(_sections, "entry_points", lambda group: points.get(group, []))
+    # A real (tiny) installed distribution on sys.path, found by importlib.metadata like any other.
+    site = tmp_path / "site"
+    (site / "forge_report_plugin_demo-0.1.dist-info").mkdir(parents=True)
+    (site / "forge_report_plugin_demo-0.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: forge-report-plugin-demo\nVersion: 0.1\n"
+    )
+    (site / "forge_report_plugin_demo-0.1.dist-info" / "entry_points.txt").write_text(
+        "[forge_eval.tests.plugins]\n"
+        "plugin = forge_report_plugin_demo:section\n"
+        "broken-plugin = forge_report_plugin_missing:section\n"
+    )
+    (site / "forge_report_plugin_demo.py").write_text(
+        "from forge_eval.reports import Section\n\n"
+        "def section(run_dir):\n"
+        "    return Section('Plugin', '<p>from ' + run_dir.name + '</p>')\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
     registry = SectionRegistry(group="forge_eval.tests.plugins")
     registry.register("in-code", lambda run_dir: Section("In code", "<p>x</p>"))
     run_dir = syn.write_run(tmp_path / "r")
     doc = parse(build_report(run_dir, sections=registry).read_text())
     ids = [s.attrs["id"] for s in doc.find_all("section")][len(CORE) :]
     assert ids == ["section-in-code", "section-broken-plugin", "section-plugin"]
+    assert doc.find("section", id="section-plugin").text() == "Pluginfrom r"
     warning = doc.find("section", id="section-broken-plugin").text()
-    assert "missing_pkg:section" in warning and "ImportError" in warning
+    assert "forge_report_plugin_missing:section" in warning and "ModuleNotFoundError" in warning
     assert registry.names() == ["broken-plugin", "in-code", "plugin"]
 
 
