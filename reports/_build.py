@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from forge_eval import __version__
+from forge_eval._errors import ForgeError
 from forge_eval.reports import _core
 from forge_eval.reports._page import page
 from forge_eval.reports._results import load_results
@@ -26,7 +27,8 @@ def build_report(run_dir: str | os.PathLike[str], *, sections: SectionRegistry =
         The path of the written report.
 
     Raises:
-        ForgeError: results.json is missing or invalid, or trials.csv is malformed.
+        ForgeError: results.json is missing or invalid, trials.csv is malformed, or the report
+            cannot be written.
     """
     run_dir = Path(run_dir)
     results = load_results(run_dir)
@@ -44,6 +46,14 @@ def build_report(run_dir: str | os.PathLike[str], *, sections: SectionRegistry =
     target = run_dir / REPORT_FILE
     # Write then rename, so an interrupted rebuild never leaves a truncated report behind.
     partial = target.with_name(f".{REPORT_FILE}.tmp")
-    partial.write_text(document, encoding="utf-8")
-    partial.replace(target)
+    try:
+        partial.write_text(document, encoding="utf-8")
+        partial.replace(target)
+    except OSError as e:
+        partial.unlink(missing_ok=True)
+        raise ForgeError(
+            f"cannot write {target}: {e.strerror or e}",
+            "make the run directory writable, or copy it somewhere writable and run "
+            "`forge-eval report` on the copy",
+        ) from None
     return target

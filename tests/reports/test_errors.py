@@ -72,3 +72,18 @@ def test_trials_csv_bad_values_point_at_the_line(tmp_path: Path) -> None:
     message = _fails(tmp_path).message
     assert "'passed' must be true or false (line(s) [4]: 'maybe')" in message
     assert "'seed' must be an integer (line(s) [6]: 'eleven')" in message
+
+
+def test_unwritable_run_dir(tmp_path: Path) -> None:
+    run_dir = syn.write_run(tmp_path / "r")
+    (run_dir / "report.html").mkdir()  # a directory where the file should go: fails even as root
+    error = _fails_writing(run_dir)
+    assert error.message.startswith(f"cannot write {run_dir / 'report.html'}")
+    assert "writable" in (error.hint or "")
+    assert [p.name for p in run_dir.iterdir() if p.name.startswith(".")] == []
+
+
+def _fails_writing(run_dir: Path) -> ForgeError:
+    with pytest.raises(ForgeError) as info:
+        build_report(run_dir, sections=EMPTY)
+    return info.value
