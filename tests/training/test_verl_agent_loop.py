@@ -1,0 +1,167 @@
+"""ForgeProxyAgentLoop on CPU against a recorded Claude Code rollout (no GPU, no vLLM, no sandbox).
+
+The proxy is a test double serving recorded call records; the backend is `InProcessTestBackend`, whose
+"harness" coroutine returns the verifier's outcome. Marked `verl`: it imports veRL's AgentLoop classes.
+"""
+
+import asyncio
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from forge_eval._errors import UsageError
+from forge_eval.training.backends import InProcessTestBackend, RolloutOutcome
+from forge_eval.training.records import CallRecord, RolloutRecord
+from tests.training import _verl  # noqa: F401  (skips the module without veRL)
+from tests.training.traffic import claude_code_rollout
+
+pytestmark = pytest.mark.verl
+CONFIGS = Path(__file__).parents[2] / "training" / "configs"
+
+
+class RecordedProxy:
+    """TEST DOUBLE of the proxy control plane: serves one recorded rollout's calls."""
+
+    def __init__(self, calls: list[CallRecord]) -> None:
+        self.calls = calls
+        self.created: list[dict] = []
+        self.record: RolloutRecord | None = None
+
+    async def create_rollout(self, fields):
+        from forge_eval.training._proxy_control import ProxyRollout
+
+        self.created.append(fields)
+        self.record = RolloutRecord(**fields)
+        return ProxyRollout(self.record, "fk.test.0.sig", f"/r/{fields['rollout_id']}/0")
+
+    async def report(self, rollout_id, attempt, outcome):
+        self.record.termination = outcome.status
+        self.record.exit_code = outcome.exit_code
+        self.record.reward = outcome.reward
+        self.record.answer = outcome.answer
+
+    async def fetch(self, rollout_id, attempt):
+        calls = [c.model_copy(update={"rollout_id": rollout_id}) for c in self.calls]
+        return self.record.model_copy(update={"harness": "claude_code"}), calls
+
+
+def _loop(proxy, outcome: RolloutOutcome, **options):
+    from omegaconf import OmegaConf
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+
+    from forge_eval.training.verl.agent_loop import ForgeProxyAgentLoop
+
+    async def harness(spec):
+        return outcome
+
+    config = DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {"prompt_length": 4096}}}))
+    backend = InProcessTestBackend(harness)
+    loop = ForgeProxyAgentLoop(
+        config,
+        None,
+        None,
+        None,
+        None,
+        DictConfigWrap(OmegaConf.create({})),
+        name="forge_proxy_agent",
+        backend=backend,
+        proxy=proxy,
+        proxy_url="http://127.0.0.1:8400",
+        **options,
+    )
+    return loop, backend
+
+
+ROW = {"uid": "task-7", "extra_info": {"forge_task": '{"task_id": "task-7", "harness": "claude_code"}'}}
+
+
+def _run(loop):
+    return asyncio.run(loop.run({"temperature": 1.0, "top_p": 1.0, "logprobs": 1}, **ROW))
+
+
+@pytest.mark.parametrize("merge", [True, False])
+def test_outputs_carry_recorded_tokens_masks_logprobs_and_reward(merge):
+    _, records, roles = claude_code_rollout()
+    proxy = RecordedProxy(records)
+    loop, backend = _loop(
+        proxy, RolloutOutcome("completed", 0, 1.0, answer="done"), credit="masked", merge=merge
+    )
+    outputs = _run(loop)
+
+    assert proxy.created[0]["group_uid"] == "task-7" and proxy.created[0]["sampling"] == {
+        "temperature": 1.0,
+        "top_p": 1.0,
+    }
+    spec = backend.started[0]
+    assert (
+        spec.proxy_base_url == f"http://127.0.0.1:8400/r/{spec.rollout_id}/0"
+        and spec.harness == "claude_code"
+    )
+    by_id = {r.call_id: r for r in records}
+    trained_ids = [r.call_id for r, role in zip(records, roles, strict=True) if role in ("action", "answer")]
+    seen = []
+    for out in outputs:
+        call_ids = out.extra_fields["forge_call_ids"].split(",")
+        chain = [by_id[c] for c in call_ids]
+        assert out.prompt_ids == chain[0].prompt_token_ids
+        assert (
+            out.prompt_ids + out.response_ids == chain[-1].prompt_token_ids + chain[-1].completion_token_ids
+        )
+        mask = np.array(out.response_mask)
+        response = np.array(out.response_ids)
+        logprobs = np.array(out.response_logprobs)
+        trained = [by_id[c] for c in call_ids if c in trained_ids]
+        assert response[mask == 1].tolist() == [t for r in trained for t in r.completion_token_ids]
+        assert logprobs[mask == 1] == pytest.approx([lp for r in trained for lp in r.completion_logprobs])
+        expected = []  # sampled tokens keep their engine logprob (masked or not); inserted tokens get 0
+        for prev, call in zip([None, *chain], chain, strict=False):
+            gap = (
+                0
+                if prev is None
+                else len(call.prompt_token_ids) - len(prev.prompt_token_ids) - len(prev.completion_token_ids)
+            )
+            expected += [0.0] * gap + call.completion_logprobs
+        assert logprobs == pytest.approx(expected)
+        assert out.reward_score == 1.0 and out.extra_fields["max_global_steps"] == 3
+        seen += [c for c in call_ids if c in trained_ids]
+    assert sorted(seen) == sorted(trained_ids)
+    assert outputs[-1].extra_fields["forge_roles"].split(",")[-1] == "answer"
+    rm = outputs[-1].as_dict()["rm_scores"]  # veRL's own conversion: the score at the last position
+    assert rm[-1] == 1.0 and rm[:-1].abs().sum() == 0
+
+
+def test_discarded_rollout_returns_empty_list():
+    _, records, _ = claude_code_rollout()
+    loop, backend = _loop(RecordedProxy(records), RolloutOutcome("timeout"))
+    assert _run(loop) == []
+    assert loop.discards == {"timeout": 1} and backend.stopped
+
+
+def test_discounted_credit_is_refused_under_verl():
+    from forge_eval.training.credit import credit_variant
+    from forge_eval.training.verl import check_verl_credit
+
+    with pytest.raises(UsageError, match="gamma 0.9 cannot be trained with veRL"):
+        check_verl_credit(credit_variant("broadcast", gamma=0.9))
+
+
+def test_yaml_registration_instantiates_the_loop_with_name_kwarg():
+    """veRL's YAML route: hydra.utils.instantiate(entry, ...) also passes `name=`."""
+    import hydra
+    from omegaconf import OmegaConf
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+
+    (entry,) = OmegaConf.load(CONFIGS / "agent_loops.yaml")
+    assert entry.name == "forge_proxy_agent"
+    entry.backend = "local"
+    config = DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}}))
+    with pytest.raises(Exception, match="unknown rollout backend 'local'"):  # the local backend is issue 5
+        hydra.utils.instantiate(entry, config, None, None, None, None, DictConfigWrap(OmegaConf.create({})))
+    os.environ.setdefault("FORGE_PROXY_ADMIN_KEY", "test")
+    entry.backend = {"_target_": "forge_eval.training.backends.InProcessTestBackend", "script": None}
+    loop = hydra.utils.instantiate(
+        entry, config, None, None, None, None, DictConfigWrap(OmegaConf.create({}))
+    )
+    assert type(loop).__name__ == "ForgeProxyAgentLoop" and loop.credit.name == "broadcast"

@@ -1,0 +1,150 @@
+"""`ForgeProxyAgentLoop`: the veRL AgentLoop that runs a harness through the recording proxy.
+
+Registered with veRL through `actor_rollout_ref.rollout.agent.agent_loop_config_path` (see
+training/configs/agent_loops.yaml); the dataset rows pick it with `agent_name: forge_proxy_agent`. Per
+rollout, `run()` creates the rollout on the proxy, starts the harness through a rollout backend, waits,
+reports the outcome and the verifier's reward to the proxy, reads back the call records, applies the
+failure policy and returns one `AgentLoopOutput` per trainable row, or `[]` for a discarded rollout (V1
+writes nothing for an empty list). Importing this module needs veRL.
+"""
+
+import json
+import logging
+import os
+import time
+import uuid
+from collections import Counter
+from typing import Any
+
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput
+
+from forge_eval._errors import UsageError
+from forge_eval.training._proxy_control import HttpProxyControl, ProxyControl
+from forge_eval.training.backends import ROLLOUT_BACKENDS, RolloutBackend, RolloutSpec
+from forge_eval.training.credit import credit_variant
+from forge_eval.training.failures import discard_reason
+from forge_eval.training.trajectories import build_trajectory
+from forge_eval.training.verl._outputs import check_verl_credit, output_fields
+
+logger = logging.getLogger(__name__)
+
+SAMPLING_KEYS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "repetition_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+    "max_tokens",
+)
+
+
+def _task(kwargs: dict[str, Any]) -> dict[str, Any]:
+    extra = kwargs.get("extra_info") or {}
+    raw = extra.get("forge_task")
+    if raw is None:
+        raise UsageError(
+            "the dataset row has no extra_info.forge_task",
+            hint="export the training set with forge_eval.training.verl.task_rows / export_parquet",
+        )
+    return json.loads(raw) if isinstance(raw, str) else dict(raw)
+
+
+class ForgeProxyAgentLoop(AgentLoopBase):
+    """Runs one harness rollout per call of `run()` and turns its recorded calls into training outputs.
+
+    Args (beyond veRL's; set them in the agent-loop YAML entry):
+        proxy_url: The proxy's control-plane address (its data plane is the same server).
+        admin_key_env: Environment variable that holds the proxy's admin key.
+        backend: A `ROLLOUT_BACKENDS` name, or a backend instance (tests).
+        credit: `broadcast`, `masked` or `terminal` (gamma must be 1 under veRL V1).
+        merge: One output per prefix-merged chain (True) or per call.
+        deadline_s: Wall-clock budget per rollout (harness + verifier).
+        proxy: A `ProxyControl` instance instead of `proxy_url` (tests).
+    """
+
+    def __init__(
+        self,
+        trainer_config: Any,
+        server_manager: Any,
+        tokenizer: Any,
+        processor: Any,
+        dataset_cls: Any,
+        data_config: Any,
+        hf_model_type: str | None = None,
+        *,
+        proxy_url: str | None = None,
+        admin_key_env: str = "FORGE_PROXY_ADMIN_KEY",
+        backend: str | RolloutBackend = "local",
+        credit: str = "broadcast",
+        merge: bool = True,
+        deadline_s: float = 1800.0,
+        proxy: ProxyControl | None = None,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.pop("name", None)  # the YAML route passes the entry's name as well
+        super().__init__(
+            trainer_config,
+            server_manager,
+            tokenizer,
+            processor,
+            dataset_cls,
+            data_config,
+            hf_model_type,
+            **kwargs,
+        )
+        self.credit = credit_variant(credit)
+        check_verl_credit(self.credit)
+        self.merge = merge
+        self.deadline_s = deadline_s
+        self.backend = ROLLOUT_BACKENDS.get(backend)() if isinstance(backend, str) else backend
+        if proxy is None:
+            if not proxy_url:
+                raise UsageError("the forge agent loop needs proxy_url", hint="set it in agent_loops.yaml")
+            proxy = HttpProxyControl(proxy_url, os.environ.get(admin_key_env, ""))
+        self.proxy_url = proxy_url or ""
+        self.proxy = proxy
+        self.discards: Counter[str] = Counter()
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[AgentLoopOutput]:
+        task = _task(kwargs)
+        started = time.time()
+        rollout_id = f"{task.get('task_id', 'task')}-{uuid.uuid4().hex[:12]}"
+        created = await self.proxy.create_rollout(
+            {
+                "rollout_id": rollout_id,
+                "attempt": 0,
+                "group_uid": str(kwargs.get("uid") or task.get("task_id")),
+                "task_id": task.get("task_id"),
+                "harness": task["harness"],
+                "sampling": {k: sampling_params[k] for k in SAMPLING_KEYS if k in sampling_params},
+                "deadline_s": self.deadline_s,
+            }
+        )
+        spec = RolloutSpec(
+            rollout_id=rollout_id,
+            attempt=0,
+            harness=task["harness"],
+            task=task,
+            proxy_base_url=self.proxy_url.rstrip("/") + created.base_path,
+            api_key=created.api_key,
+            deadline_s=self.deadline_s,
+        )
+        handle = await self.backend.start(spec)
+        try:
+            outcome = await self.backend.wait(handle, started + self.deadline_s)
+        finally:
+            await self.backend.stop(handle)
+        await self.proxy.report(rollout_id, 0, outcome)
+        record, calls = await self.proxy.fetch(rollout_id, 0)
+        trajectory = build_trajectory(record, calls)
+        reason = discard_reason(trajectory)
+        fields = [] if reason else output_fields(trajectory, self.credit, merge=self.merge)
+        if reason or not fields:
+            reason = reason or "no_trainable_call"
+            self.discards[reason] += 1
+            logger.warning("forge rollout %s discarded: %s (%d calls)", rollout_id, reason, len(calls))
+            return []
+        metrics = AgentLoopMetrics(generate_sequences=time.time() - started)
+        return [AgentLoopOutput(metrics=metrics.model_copy(), **f) for f in fields]
