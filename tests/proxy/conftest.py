@@ -15,7 +15,9 @@ ADMIN = {"Authorization": f"Bearer {SECRET}"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "harness: runs a real harness binary (Codex CLI, Claude Code, OpenClaw)")
+    config.addinivalue_line(
+        "markers", "harness: runs a real harness binary (Codex CLI, Claude Code, OpenClaw)"
+    )
 
 
 @dataclass
@@ -36,7 +38,9 @@ class Proxy:
 
     def rollout(self, rollout_id: str, attempt: int = 0, **fields: Any) -> dict[str, Any]:
         """Create a rollout; returns the control plane's answer (with `api_key` and `base_path`)."""
-        answer = self.admin("POST", "/rollouts", json={"rollout_id": rollout_id, "attempt": attempt, **fields})
+        answer = self.admin(
+            "POST", "/rollouts", json={"rollout_id": rollout_id, "attempt": attempt, **fields}
+        )
         assert answer.status_code in (200, 201), answer.text
         return answer.json()
 
@@ -59,15 +63,18 @@ def scripted(upstream: tuple[ScriptedUpstream, ServerThread]) -> Iterator[Script
 
 
 @pytest.fixture
-def make_proxy(tmp_path: Path, upstream: tuple[ScriptedUpstream, ServerThread]) -> Iterator[Callable[..., Proxy]]:
+def make_proxy(
+    tmp_path: Path, upstream: tuple[ScriptedUpstream, ServerThread]
+) -> Iterator[Callable[..., Proxy]]:
     """Start proxies (default: over the scripted upstream); all are stopped after the test."""
     started: list[ServerThread] = []
 
     def start(upstreams: list[str] | None = None, upstream_object: Any = None, **options: Any) -> Proxy:
         records = tmp_path / f"records{len(started)}"
         options.setdefault("upstream_backoff_s", 0.01)
-        config = ProxyConfig(records_dir=records, secret=SECRET, upstreams=upstreams or [upstream[1].url],
-                             **options)
+        config = ProxyConfig(
+            records_dir=records, secret=SECRET, upstreams=upstreams or [upstream[1].url], **options
+        )
         app = create_app(config, upstream_object)
         server = ServerThread(app).start()
         started.append(server)

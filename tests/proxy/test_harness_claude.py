@@ -21,17 +21,36 @@ OFFLINE = {
 def test_claude_code_writes_the_file_through_the_proxy(proxy, scripted, tmp_path, keying):
     claude = binary("claude")
     rollout_id = f"claude-{keying}"
-    created = proxy.rollout(rollout_id, harness="claude_code", sampling={"temperature": 0.6, "max_tokens": 512})
+    created = proxy.rollout(
+        rollout_id, harness="claude_code", sampling={"temperature": 0.6, "max_tokens": 512}
+    )
     if keying == "path":
         base_url, key = proxy.url + created["base_path"], "sk-ant-not-a-rollout-key"
     else:
         base_url, key = proxy.url, created["api_key"]
     work = tmp_path / "work"
     work.mkdir()
-    env = isolated_env(tmp_path, CLAUDE_CONFIG_DIR=str(tmp_path / "home" / ".claude"), ANTHROPIC_BASE_URL=base_url,
-                       ANTHROPIC_API_KEY=key, **OFFLINE)
-    argv = [str(claude), "-p", TASK, "--output-format", "stream-json", "--verbose",
-            "--permission-mode", "acceptEdits", "--allowedTools", "Bash", "--model", "forge-policy"]
+    env = isolated_env(
+        tmp_path,
+        CLAUDE_CONFIG_DIR=str(tmp_path / "home" / ".claude"),
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY=key,
+        **OFFLINE,
+    )
+    argv = [
+        str(claude),
+        "-p",
+        TASK,
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        "Bash",
+        "--model",
+        "forge-policy",
+    ]
     result = run_harness(argv, work, env, timeout=90)
     assert result.returncode == 0, result.stderr[-2000:] + result.stdout[-2000:]
     assert (work / "hello.txt").read_text() == "hi"
@@ -50,6 +69,8 @@ def test_claude_code_writes_the_file_through_the_proxy(proxy, scripted, tmp_path
     tool_messages = [m for m in agent[1].served_request["messages"] if m["role"] == "tool"]
     assert tool_messages and tool_messages[-1]["tool_call_id"] == tool_use[0]["id"]
     assert agent[1].returned_response["stop_reason"] == "end_turn"
-    assert all(c.served_request["temperature"] == 0.6 and c.served_request["max_tokens"] <= 512 for c in calls)
+    assert all(
+        c.served_request["temperature"] == 0.6 and c.served_request["max_tokens"] <= 512 for c in calls
+    )
     assert agent[0].model_alias == "forge-policy"
     assert agent[0].user_agent.startswith("claude-cli")

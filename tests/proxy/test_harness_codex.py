@@ -18,13 +18,39 @@ def _codex(proxy, run: Path, base_url: str, key: str):
     env = isolated_env(run, CODEX_HOME=str(run / "home" / ".codex"), FORGE_KEY=key)
     (run / "home" / ".codex").mkdir(parents=True)
     argv = [
-        str(codex), "exec", "--skip-git-repo-check", "--json", "--dangerously-bypass-approvals-and-sandbox",
-        "--disable", "plugins", "--disable", "remote_plugin", "--disable", "apps", "--disable", "tool_suggest",
-        "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
-        "-c", "model=forge-policy", "-c", "model_provider=forge", "-c", "model_providers.forge.name=Forge",
-        "-c", f'model_providers.forge.base_url="{base_url}"', "-c", "model_providers.forge.env_key=FORGE_KEY",
-        "-c", "model_providers.forge.wire_api=responses",
-        "-c", "model_providers.forge.stream_max_retries=0", "-c", "model_providers.forge.request_max_retries=0",
+        str(codex),
+        "exec",
+        "--skip-git-repo-check",
+        "--json",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--disable",
+        "plugins",
+        "--disable",
+        "remote_plugin",
+        "--disable",
+        "apps",
+        "--disable",
+        "tool_suggest",
+        "-c",
+        "analytics.enabled=false",
+        "-c",
+        "check_for_update_on_startup=false",
+        "-c",
+        "model=forge-policy",
+        "-c",
+        "model_provider=forge",
+        "-c",
+        "model_providers.forge.name=Forge",
+        "-c",
+        f'model_providers.forge.base_url="{base_url}"',
+        "-c",
+        "model_providers.forge.env_key=FORGE_KEY",
+        "-c",
+        "model_providers.forge.wire_api=responses",
+        "-c",
+        "model_providers.forge.stream_max_retries=0",
+        "-c",
+        "model_providers.forge.request_max_retries=0",
         TASK,
     ]
     result = run_harness(argv, work, env, timeout=90)
@@ -55,7 +81,7 @@ def test_codex_writes_the_file_through_the_proxy(proxy, scripted, tmp_path, keyi
     assert "function_call_output" in kinds
     assert calls[1].finish_reason == "stop"
     assert calls[1].returned_response["output"][0]["content"][0]["text"].startswith("Done")
-    # developer-role system prompt served as system; the harness's own sampling recorded, the pinned one served
+    # developer role served as system; the harness sampling is recorded, the pinned one served
     assert calls[0].served_request["messages"][0]["role"] == "system"
     assert calls[0].served_request["temperature"] == 0.7
     assert calls[0].model_alias == "forge-policy"

@@ -11,12 +11,20 @@ pytestmark = [pytest.mark.harness, pytest.mark.e2e, pytest.mark.slow]
 
 
 def _config(base_url: str, key: str) -> dict:
-    model = {"id": "forge-policy", "name": "Forge", "reasoning": False, "input": ["text"],
-             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-             "contextWindow": 128000, "maxTokens": 4096}
+    model = {
+        "id": "forge-policy",
+        "name": "Forge",
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 128000,
+        "maxTokens": 4096,
+    }
     provider = {"baseUrl": base_url, "apiKey": key, "api": "openai-completions", "models": [model]}
-    return {"models": {"mode": "replace", "providers": {"forge": provider}},
-            "agents": {"defaults": {"model": {"primary": "forge/forge-policy"}}}}
+    return {
+        "models": {"mode": "replace", "providers": {"forge": provider}},
+        "agents": {"defaults": {"model": {"primary": "forge/forge-policy"}}},
+    }
 
 
 @pytest.mark.parametrize("keying", ["path", "key"])
@@ -34,12 +42,25 @@ def test_openclaw_writes_the_file_through_the_proxy(proxy, scripted, tmp_path, k
     config.write_text(json.dumps(_config(base_url, key)))
     home = tmp_path / "home"
     env = isolated_env(tmp_path, OPENCLAW_HOME=str(home), OPENCLAW_STATE_DIR=str(home / ".openclaw"))
-    argv = [str(openclaw), "agent", "exec", TASK, "--config", str(config), "--model", "forge/forge-policy",
-            "--cwd", str(work), "--json", "--timeout", "120"]
+    argv = [
+        str(openclaw),
+        "agent",
+        "exec",
+        TASK,
+        "--config",
+        str(config),
+        "--model",
+        "forge/forge-policy",
+        "--cwd",
+        str(work),
+        "--json",
+        "--timeout",
+        "120",
+    ]
     result = run_harness(argv, work, env, timeout=150)
     assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
     assert (work / "hello.txt").read_text() == "hi"
-    summary = json.loads(result.stdout[result.stdout.index("{"):])
+    summary = json.loads(result.stdout[result.stdout.index("{") :])
     assert summary["ok"] is True and summary["toolSummary"]["tools"] == ["exec"]
 
     calls = read_calls(proxy.records, rollout_id)

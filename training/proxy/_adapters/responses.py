@@ -220,7 +220,7 @@ class ResponsesAdapter(Adapter):
     ) -> dict[str, Any]:
         usage = {
             "input_tokens": response.prompt_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
             "output_tokens": response.completion_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": response.prompt_tokens + response.completion_tokens,
