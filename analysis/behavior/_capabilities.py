@@ -28,6 +28,12 @@ class Capability:
 
 
 CAPABILITIES: Registry[Capability] = Registry("behavior metric")
+_REGISTRATION_ORDER: list[str] = []
+
+
+def _register(name: str, capability: Capability) -> None:
+    CAPABILITIES.register(name, capability)
+    _REGISTRATION_ORDER.append(name)
 
 
 def _format_robustness(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
@@ -103,7 +109,7 @@ def _plan_fraction(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
     return 100.0 * plan_steps_done(plan, calls) / len(plan)
 
 
-CAPABILITIES.register(
+_register(
     "format_robustness",
     Capability(
         "Format robustness",
@@ -113,7 +119,7 @@ CAPABILITIES.register(
         _format_robustness,
     ),
 )
-CAPABILITIES.register(
+_register(
     "error_recovery",
     Capability(
         "Error recovery",
@@ -122,7 +128,7 @@ CAPABILITIES.register(
         _error_recovery,
     ),
 )
-CAPABILITIES.register(
+_register(
     "self_verification",
     Capability(
         "Self-verification",
@@ -131,7 +137,7 @@ CAPABILITIES.register(
         _self_verification,
     ),
 )
-CAPABILITIES.register(
+_register(
     "tool_coverage",
     Capability(
         "Tool coverage",
@@ -140,7 +146,7 @@ CAPABILITIES.register(
         _tool_coverage,
     ),
 )
-CAPABILITIES.register(
+_register(
     "plan_completion",
     Capability(
         "Plan completion",
@@ -149,7 +155,7 @@ CAPABILITIES.register(
         _plan_completion,
     ),
 )
-CAPABILITIES.register(
+_register(
     "plan_fraction",
     Capability(
         "Plan steps completed",
@@ -157,6 +163,12 @@ CAPABILITIES.register(
         _plan_fraction,
     ),
 )
+
+
+def capability_names() -> list[str]:
+    """Registered capabilities in registration order (the paper's order), not alphabetically."""
+    names = CAPABILITIES.names()
+    return [n for n in _REGISTRATION_ORDER if n in names] + [n for n in names if n not in _REGISTRATION_ORDER]
 
 
 def capability_values(rollouts: pd.DataFrame, calls: pd.DataFrame) -> pd.DataFrame:
@@ -169,4 +181,4 @@ def capability_values(rollouts: pd.DataFrame, calls: pd.DataFrame) -> pd.DataFra
         own = grouped.get((rollout["task_id"], rollout["seed"], rollout["epoch"]), empty)
         agent_calls = own[own["tool"] != ""]
         rows.append({name: cap.value(rollout, agent_calls) for name, cap in CAPABILITIES.items()})
-    return pd.DataFrame(rows, index=rollouts.index, columns=CAPABILITIES.names())
+    return pd.DataFrame(rows, index=rollouts.index, columns=capability_names())

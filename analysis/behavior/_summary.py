@@ -13,7 +13,7 @@ import pandas as pd
 
 from forge_eval.analysis._bootstrap import BootstrapResult, hierarchical_bootstrap
 from forge_eval.analysis._paired import paired_difference
-from forge_eval.analysis.behavior._capabilities import CAPABILITIES, capability_values
+from forge_eval.analysis.behavior._capabilities import CAPABILITIES, capability_names, capability_values
 from forge_eval.analysis.behavior._transcripts import Transcripts
 
 SCHEMA_VERSION = 1
@@ -63,7 +63,7 @@ def capability_cells(transcripts: Transcripts) -> dict[str, pd.DataFrame]:
     """Capability name -> its (task_id, seed, value) cells."""
     values = capability_values(transcripts.rollouts, transcripts.calls)
     frame = pd.concat([transcripts.rollouts[_CELL], values], axis=1)
-    return {name: _cells(frame, name) for name in CAPABILITIES.names()}
+    return {name: _cells(frame, name) for name in capability_names()}
 
 
 def share_cells(transcripts: Transcripts, successful_only: bool) -> dict[str, pd.DataFrame]:
@@ -120,7 +120,10 @@ def _split(transcripts: Transcripts) -> dict[str, Transcripts]:
 
 def definitions() -> dict[str, dict[str, str]]:
     """Metric name -> title and the sentence that defines it (the report prints both)."""
-    found = {name: {"title": c.title, "definition": c.definition} for name, c in CAPABILITIES.items()}
+    found = {}
+    for name in capability_names():
+        capability = CAPABILITIES.get(name)
+        found[name] = {"title": capability.title, "definition": capability.definition}
     found["tool_shares"] = {"title": "Tool-usage shares", "definition": SHARE_DEFINITION}
     return found
 

@@ -19,8 +19,8 @@ def _check_run_dir(path: Path, option: str) -> None:
 
 def _line(title: str, interval: dict[str, Any] | None) -> str:
     if not interval or interval.get("estimate") is None:
-        return f"  {title:<24} n/a (no eligible rollouts)"
-    text = f"  {title:<24} {interval['estimate']:6.1f}"
+        return f"  {title:<28} n/a (no eligible rollouts)"
+    text = f"  {title:<28} {interval['estimate']:6.1f}"
     if interval.get("ci_low") is not None:
         text += f"  [{interval['ci_low']:.1f}, {interval['ci_high']:.1f}]"
     return text
