@@ -35,7 +35,7 @@ def build_report(run_dir: str | os.PathLike[str], *, sections: SectionRegistry =
     trials_path = run_dir / TRIALS_FILE
     outcomes = summarise(load_trials(trials_path), results.seeds) if trials_path.is_file() else None
     core = [
-        _core.headline(results),
+        _core.headline(results, outcomes),
         _core.seed_estimates(results),
         _core.heatmap(outcomes),
         _core.task_table(outcomes),

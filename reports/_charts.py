@@ -71,7 +71,8 @@ def seeds_chart(metrics: tuple[MetricResult, ...], seeds: tuple[int, ...]) -> st
                 )
         ax.set_yticks(range(n), [m.name for m in reversed(metrics)])
         ax.set_ylim(-0.6, n - 0.4)
-        ax.set_xlim(0, 1)
+        # A little room past 0% and 100% so points there are not cut in half by the axes.
+        ax.set_xlim(-0.02, 1.02)
         ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         ax.grid(axis="x", color="#dddddd", linewidth=0.6)
         ax.set_axisbelow(True)

@@ -15,7 +15,7 @@ _MAX_ERRORS_SHOWN = 5
 _MAX_ERROR_CHARS = 300
 
 
-def headline(results: RunResults) -> Section:
+def headline(results: RunResults, outcomes: TaskOutcomes | None) -> Section:
     """Metric | estimate | CI | per seed | tasks | trials, with the estimators as footnotes."""
     notes: dict[str, str] = {}
     levels = {metric.confidence_level for metric in results.metrics}
@@ -43,6 +43,7 @@ def headline(results: RunResults) -> Section:
         f'<li id="estimator-{letter}">[{letter}] {esc(text)}</li>' for text, letter in notes.items()
     )
     body = (
+        f"{_error_note(outcomes)}"
         '<table class="headline"><thead><tr><th>Metric</th><th>Estimate</th>'
         f"<th>{uniform or 'CI'}</th>"
         "<th>Per seed</th><th>Tasks</th><th>Trials</th></tr></thead>"
@@ -50,6 +51,21 @@ def headline(results: RunResults) -> Section:
         f'<ol class="footnotes">{footnotes}</ol>'
     )
     return Section("Headline", body, "headline")
+
+
+def _error_note(outcomes: TaskOutcomes | None) -> str:
+    """Say up front how many trials errored: a low score from broken infrastructure is not a result."""
+    if outcomes is None:
+        return ""
+    trials = sum(task.n_trials for task in outcomes.tasks)
+    errored = sum(task.n_errored for task in outcomes.tasks)
+    if not errored:
+        return ""
+    return (
+        f'<p class="warning" id="errored-note">⚠ {errored} of {trials} trials errored '
+        f"({percent(errored / trials)}); they have no score and count as failed. "
+        'See the errors in the <a href="#tasks">per-task table</a> and the logs.</p>'
+    )
 
 
 def _level(level: float) -> str:

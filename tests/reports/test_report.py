@@ -64,6 +64,11 @@ def test_confidence_levels_other_than_95_are_labelled(tmp_path: Path) -> None:
     assert ci["pass@2"] == "80% [60.0%, 100.0%]" and ci["success_rate"] == "90% [41.7%, 70.0%]"
 
 
+def test_errored_trials_are_counted_above_the_headline(doc: Node) -> None:
+    # 28 trials recorded (2 never ran), one errored
+    assert doc.find("p", id="errored-note").text().startswith("⚠ 1 of 28 trials errored (3.6%)")
+
+
 def test_estimators_are_tooltips_and_footnotes(doc: Node) -> None:
     table = doc.find("table", cls="headline")
     titles = [a.attrs["title"] for a in table.find_all("abbr")]
@@ -197,11 +202,13 @@ def test_metadata_and_partial_banner(doc: Node) -> None:
 
 
 def test_complete_run_has_no_banner_and_rebuild_is_byte_identical(tmp_path: Path) -> None:
-    run_dir = syn.write_run(tmp_path / "done", syn.results(status="complete"))
+    rows = [{**row, "error": ""} for row in syn.trial_rows()]
+    run_dir = syn.write_run(tmp_path / "done", syn.results(status="complete"), rows)
     empty = SectionRegistry(group="forge_eval.tests.none")
     first = build_report(run_dir, sections=empty).read_bytes()
     doc = parse(first.decode())
     assert not doc.find_all(id="partial-banner")
+    assert not doc.find_all(id="errored-note")
     assert doc.find("header").find("span", cls="badge").text() == "complete"
     assert build_report(run_dir, sections=empty).read_bytes() == first
     assert not list(run_dir.glob(".*.tmp"))
