@@ -56,10 +56,15 @@ def upstream() -> Iterator[tuple[ScriptedUpstream, ServerThread]]:
 def scripted(upstream: tuple[ScriptedUpstream, ServerThread]) -> Iterator[ScriptedUpstream]:
     """The shared scripted upstream, reset to well-behaved before and after each test."""
     policy = upstream[0]
-    policy.fail_next, policy.delay_s, policy.reject_token_fields = 0, 0.0, False
-    policy.requests.clear()
+    _reset(policy)
     yield policy
-    policy.fail_next, policy.delay_s, policy.reject_token_fields = 0, 0.0, False
+    _reset(policy)
+
+
+def _reset(policy: ScriptedUpstream) -> None:
+    policy.fail_next, policy.fail_status, policy.fail_message = 0, 503, "scripted failure"
+    policy.delay_s, policy.reject_token_fields = 0.0, False
+    policy.requests.clear()
 
 
 @pytest.fixture

@@ -97,6 +97,7 @@ class ScriptedUpstream:
     model: str = "scripted-policy"
     fail_next: int = 0
     fail_status: int = 503
+    fail_message: str = "scripted failure"
     delay_s: float = 0.0
     reject_token_fields: bool = False
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -120,7 +121,7 @@ class ScriptedUpstream:
             await asyncio.sleep(self.delay_s)
         if self.fail_next > 0:
             self.fail_next -= 1
-            error = {"error": {"message": "scripted failure", "type": "server_error"}}
+            error = {"error": {"message": self.fail_message, "type": "server_error"}}
             return None, JSONResponse(error, status_code=self.fail_status)
         if self.reject_token_fields and "return_token_ids" in body:
             error = {"error": {"message": "unknown field: return_token_ids", "type": "invalid_request_error"}}
@@ -141,7 +142,7 @@ class ScriptedUpstream:
         if body.get("return_token_ids"):
             answer["prompt_token_ids"] = list(prompt.encode()[-512:])
             choice["token_ids"] = completion_ids
-        if body.get("logprobs") not in (None, False):
+        if body.get("logprobs") is not None and body["logprobs"] is not False:  # 0 asks for them too
             values = [-0.01 * (1 + i % 7) for i in range(len(completion_ids))]
             if chat:
                 choice["logprobs"] = {
