@@ -7,7 +7,7 @@ starts with the chain's last prompt + response. A call whose prompt extends the 
 not its response is a merge break (the harness or template re-rendered the response) and starts a chain.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,6 +113,18 @@ def _chain_of(
     return -1
 
 
+def _share_prefix(prompt: np.ndarray, members: list[TrajectoryCall]) -> None:
+    """Point the chain's earlier tokens into `prompt`, which was checked to extend them exactly.
+
+    Without this a rollout holds every call's full prompt (quadratic in its length); with it, a chain
+    holds one token buffer, its longest prompt.
+    """
+    for call in members:
+        n_prompt, n_response = len(call.prompt_ids), len(call.response_ids)
+        call.prompt_ids = prompt[:n_prompt]
+        call.response_ids = prompt[n_prompt : n_prompt + n_response]
+
+
 def build_trajectory(rollout: RolloutRecord, records: Sequence[CallRecord]) -> Trajectory:
     """Order, chain and tag one rollout's call records.
 
@@ -140,6 +152,8 @@ def build_trajectory(rollout: RolloutRecord, records: Sequence[CallRecord]) -> T
         if chain < 0:
             chain = len(chains)
             chains.append([])
+        else:
+            _share_prefix(prompt, [calls[k] for k in chains[chain]])
         chains[chain].append(len(calls))
         heads.append(chains[chain][0])
         calls.append(
@@ -194,9 +208,3 @@ def read_rollout_jsonl(path: Path) -> list[CallRecord]:
                 ) from None
     return records
 
-
-def load_rollouts(rollouts: Iterable[RolloutRecord], calls_dir: Path) -> Iterable[Trajectory]:
-    """Trajectories of `rollouts`, reading `<calls_dir>/<rollout_id>.jsonl` one rollout at a time."""
-    for rollout in rollouts:
-        path = calls_dir / f"{rollout.rollout_id}.jsonl"
-        yield build_trajectory(rollout, read_rollout_jsonl(path) if path.exists() else [])
