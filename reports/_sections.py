@@ -58,7 +58,7 @@ class SectionRegistry(Registry[SectionFn]):
             try:
                 function = point.load()
             except Exception as e:  # any import-time failure of third-party code
-                function = _failed_import(point.name, point.value, e)
+                function = _failed_import(point.value, e)
             self.register(point.name, function)
 
     def in_order(self) -> Iterator[tuple[str, SectionFn]]:
@@ -67,7 +67,7 @@ class SectionRegistry(Registry[SectionFn]):
         yield from list(self._entries.items())
 
 
-def _failed_import(name: str, target: str, error: Exception) -> SectionFn:
+def _failed_import(target: str, error: Exception) -> SectionFn:
     def section(run_dir: Path) -> Section:
         raise RuntimeError(f"could not import {target}: {type(error).__name__}: {error}")
 

@@ -74,8 +74,10 @@ def load_trials(path: Path) -> pd.DataFrame:
         if bad.any():
             problems.append(_bad_rows(frame, column, bad, "an integer"))
         frame[column] = parsed.fillna(0).astype(int)
-    score = pd.to_numeric(frame["score"].replace("", None), errors="coerce")
-    bad_score = score.isna() & (frame["score"].str.strip() != "")
+    # Empty (how pandas writes NaN) or a literal "nan" both mean "no score".
+    no_score = frame["score"].str.strip().str.lower().isin(["", "nan"])
+    score = pd.to_numeric(frame["score"].where(~no_score, None), errors="coerce")
+    bad_score = score.isna() & ~no_score
     if bad_score.any():
         problems.append(_bad_rows(frame, "score", bad_score, "a number or empty"))
     frame["score"] = score.astype(float)
@@ -89,10 +91,11 @@ def load_trials(path: Path) -> pd.DataFrame:
 
 
 def _bad_rows(frame: pd.DataFrame, column: str, bad: pd.Series, expected: str) -> str:
-    # Row numbers as a spreadsheet shows them: the header is line 1.
+    # Rows as a spreadsheet numbers them (header = row 1); not file lines, as quoted error
+    # messages may span several lines.
     rows = [int(i) + 2 for i in frame.index[bad][:3]]
     example = frame.loc[bad, column].iloc[0]
-    return f"'{column}' must be {expected} (line(s) {rows}: {example!r})"
+    return f"'{column}' must be {expected} (row(s) {rows}: {example!r})"
 
 
 def summarise(frame: pd.DataFrame, seeds: tuple[int, ...]) -> TaskOutcomes:

@@ -68,10 +68,14 @@ def test_trials_csv_bad_values_point_at_the_line(tmp_path: Path) -> None:
     rows = syn.trial_rows()
     rows[2]["passed"] = "maybe"
     rows[4]["seed"] = "eleven"
+    rows[5]["score"] = "high"
+    rows[6]["score"] = "nan"  # accepted: no score
     syn.write_run(tmp_path, rows=rows)
     message = _fails(tmp_path).message
-    assert "'passed' must be true or false (line(s) [4]: 'maybe')" in message
-    assert "'seed' must be an integer (line(s) [6]: 'eleven')" in message
+    assert "'passed' must be true or false (row(s) [4]: 'maybe')" in message
+    assert "'seed' must be an integer (row(s) [6]: 'eleven')" in message
+    assert "'score' must be a number or empty (row(s) [7]: 'high')" in message
+    assert "row(s) [8]" not in message
 
 
 def test_unwritable_run_dir(tmp_path: Path) -> None:
