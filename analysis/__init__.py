@@ -1,6 +1,12 @@
 """Analysis: logs -> tidy tables; statistics (bootstrap, pass@k, paired tests); behavior metrics."""
 
-from forge_eval.analysis._bootstrap import CI_METHODS, STATISTICS, BootstrapResult, hierarchical_bootstrap
+from forge_eval.analysis._bootstrap import (
+    CI_METHODS,
+    STATISTICS,
+    WITHIN_TASK,
+    BootstrapResult,
+    hierarchical_bootstrap,
+)
 from forge_eval.analysis._metrics import MetricSummary, cell_metrics, summarize_trials, trial_cells
 from forge_eval.analysis._paired import PairedDifference, paired_difference
 from forge_eval.analysis._passk import pass_at_k, pass_hat_k
@@ -13,6 +19,7 @@ __all__ = [
     "BootstrapResult",
     "CI_METHODS",
     "STATISTICS",
+    "WITHIN_TASK",
     "hierarchical_bootstrap",
     "MetricSummary",
     "cell_metrics",

@@ -6,10 +6,13 @@ arithmetic follows scipy (mid-rank bias, linear quantiles) so that with one seed
 the results agree with `scipy.stats.bootstrap` within Monte-Carlo error.
 
 Design: tasks are treated as drawn from a population of tasks, and seeds as drawn per task,
-so the interval targets the population mean success rate of the benchmark's task
-distribution. Resampling seeds with replacement inside resampled tasks counts the
-within-task spread a second time (it is already in the spread of task means), so the
-interval is slightly conservative when seed/epoch noise dominates task heterogeneity.
+so the interval targets the population mean of the benchmark's task distribution (not the
+mean of this fixed task set). The default resamples seeds with replacement inside each drawn
+task (`within_task="resample"`). That counts the within-task (seed and epoch) spread a second
+time, since it is already part of the spread of task means, so the interval is conservative
+when that noise dominates task heterogeneity, e.g. for paired differences, where the task
+effect cancels. `within_task="keep"` (the cluster bootstrap: drawn tasks keep their seeds)
+has the right variance for this estimand in that case; see tests/analysis/test_stats_coverage.py.
 """
 
 from collections.abc import Callable, Iterator
@@ -135,6 +138,30 @@ CI_METHODS.register("percentile", CIMethod(_percentile, "percentile"))
 CI_METHODS.register("bca", CIMethod(_bca, "BCa (bias from the draws, acceleration from a task jackknife)"))
 
 
+@dataclass(frozen=True)
+class WithinTask:
+    """How a drawn task's seeds are drawn: `positions(rng, drawn_counts, width)` -> seed slots."""
+
+    positions: Callable[[np.random.Generator, NDArray[np.int64], int], NDArray[np.intp]]
+    label: str
+
+
+def _resample_seeds(rng: np.random.Generator, drawn_counts: NDArray[np.int64], width: int) -> NDArray:
+    uniform = rng.random((*drawn_counts.shape[:2], width))
+    return np.minimum((uniform * drawn_counts).astype(np.intp), drawn_counts - 1)
+
+
+def _keep_seeds(rng: np.random.Generator, drawn_counts: NDArray[np.int64], width: int) -> NDArray:
+    return np.broadcast_to(np.arange(width), (*drawn_counts.shape[:2], width))
+
+
+WITHIN_TASK: Registry[WithinTask] = Registry("within-task scheme")
+WITHIN_TASK.register(
+    "resample", WithinTask(_resample_seeds, "two-level bootstrap (tasks, then seeds within task)")
+)
+WITHIN_TASK.register("keep", WithinTask(_keep_seeds, "task-level bootstrap (drawn tasks keep their seeds)"))
+
+
 def _streams(random_state: RandomState) -> tuple[np.random.Generator, np.random.Generator]:
     """Independent task and seed streams: draws do not depend on the chunk size."""
     tasks, seeds = np.random.default_rng(random_state).spawn(2)
@@ -142,12 +169,17 @@ def _streams(random_state: RandomState) -> tuple[np.random.Generator, np.random.
 
 
 def _resamples(
-    counts: NDArray[np.int64], width: int, n_resamples: int, chunk: int, random_state: RandomState
+    counts: NDArray[np.int64],
+    width: int,
+    n_resamples: int,
+    chunk: int,
+    within_task: WithinTask,
+    random_state: RandomState,
 ) -> Iterator[tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.float64]]]:
     """Yield (task index, seed position, weight) arrays of shape (chunk, tasks[, seeds]).
 
-    Level 1 draws n_tasks tasks with replacement; level 2 draws, for each drawn task t,
-    counts[t] of its seeds with replacement (positions >= counts[t] get weight 0).
+    Level 1 draws n_tasks tasks with replacement; level 2 takes counts[t] seed slots of each
+    drawn task t as `within_task` says (slots >= counts[t] get weight 0).
     """
     task_rng, seed_rng = _streams(random_state)
     n_tasks = counts.size
@@ -156,8 +188,7 @@ def _resamples(
         size = min(chunk, n_resamples - start)
         tasks = task_rng.integers(0, n_tasks, size=(size, n_tasks))
         drawn_counts = counts[tasks][..., None]
-        uniform = seed_rng.random((size, n_tasks, width))
-        positions = np.minimum((uniform * drawn_counts).astype(np.intp), drawn_counts - 1)
+        positions = within_task.positions(seed_rng, drawn_counts, width)
         weights = (slots < drawn_counts).astype(np.float64)
         yield tasks, positions, weights
 
@@ -205,6 +236,7 @@ def bootstrap_grid(
     *,
     statistic: str | Statistic = "cell_mean",
     method: str = "bca",
+    within_task: str = "resample",
     n_resamples: int = 10_000,
     confidence_level: float = 0.95,
     random_state: RandomState = 0,
@@ -216,12 +248,13 @@ def bootstrap_grid(
     """
     named = _resolve(statistic)
     ci_method = CI_METHODS.get(method)
+    scheme = WITHIN_TASK.get(within_task)
     _check_options(grid, n_resamples, confidence_level)
     n_tasks, width, n_metrics = grid.values.shape
     chunk = max(1, _CHUNK_ELEMENTS // (n_tasks * width))
     draws = np.empty((n_resamples, n_metrics))
     done = 0
-    for tasks, positions, weights in _resamples(grid.counts, width, n_resamples, chunk, random_state):
+    for tasks, positions, weights in _resamples(grid.counts, width, n_resamples, chunk, scheme, random_state):
         for m in range(n_metrics):
             sample = grid.values[tasks[..., None], positions, m]
             draws[done : done + len(tasks), m] = named.function(sample, weights)
@@ -232,7 +265,7 @@ def bootstrap_grid(
     low, high = ci_method.interval(dist, (1 - confidence_level) / 2)
     standard_error = draws.std(axis=0, ddof=1)
     estimator = (
-        f"{named.description}; {confidence_level:.0%} two-level bootstrap (tasks, then seeds within task), "
+        f"{named.description}; {confidence_level:.0%} {scheme.label}, "
         f"{ci_method.label}, {n_resamples} resamples, {_describe_seed(random_state)}"
     )
     return [
@@ -261,6 +294,7 @@ def hierarchical_bootstrap(
     seed: str = "seed",
     statistic: str | Statistic = "cell_mean",
     method: str = "bca",
+    within_task: str = "resample",
     n_resamples: int = 10_000,
     confidence_level: float = 0.95,
     random_state: RandomState = 0,
@@ -280,6 +314,9 @@ def hierarchical_bootstrap(
             "task_mean": mean of per-task means) or a callable `(values, weights) -> array`
             reducing the last two axes (tasks, seeds) with 0/1 weights.
         method: A name in CI_METHODS: "bca" (default) or "percentile".
+        within_task: A name in WITHIN_TASK: "resample" (default; seeds with replacement
+            within each drawn task) or "keep" (each drawn task keeps its seeds: the cluster
+            bootstrap, whose variance is not inflated by counting seed noise twice).
         n_resamples: Bootstrap resamples.
         confidence_level: Two-sided coverage, e.g. 0.95.
         random_state: Seed (int) or numpy Generator; the same seed gives the same interval.
@@ -295,6 +332,7 @@ def hierarchical_bootstrap(
         grid,
         statistic=statistic,
         method=method,
+        within_task=within_task,
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         random_state=random_state,

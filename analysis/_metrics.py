@@ -112,7 +112,9 @@ def trial_cells(trials: pd.DataFrame, *, epochs: int, graded: bool) -> pd.DataFr
         {"task_id": trials["task_id"], "seed": trials["seed"], "c": passed.astype(int), "s": scores.fillna(0)}
     )
     grouped = frame.groupby(["task_id", "seed"], sort=True)
-    cells = grouped.agg(n=("c", "size"), c=("c", "sum"), score_sum=("s", "sum")).reset_index()
+    sums = grouped[["c", "s"]].sum()
+    cells = sums.assign(n=grouped.size()).rename(columns={"s": "score_sum"})
+    cells = cells[["n", "c", "score_sum"]].reset_index()
     for name, metric in cell_metrics(epochs, graded).items():
         cells[name] = metric.value(cells)
     return cells
@@ -148,10 +150,13 @@ class MetricSummary:
         return {key: clean(value) for key, value in asdict(self).items()}
 
 
-def _per_seed(cells: pd.DataFrame, name: str) -> list[dict[str, float]]:
-    """The metric over tasks within each seed (mean of that seed's cells)."""
-    means = cells.dropna(subset=[name]).groupby("seed", sort=True)[name].mean()
-    return [{"seed": int(seed), "estimate": float(value)} for seed, value in means.items()]
+def _per_seed(cells: pd.DataFrame, names: list[str]) -> dict[str, list[dict[str, float]]]:
+    """Each metric over tasks within each seed (mean of that seed's cells)."""
+    means = cells.groupby("seed", sort=True)[names].mean()
+    return {
+        name: [{"seed": int(seed), "estimate": float(value)} for seed, value in means[name].items()]
+        for name in names
+    }
 
 
 def _without_interval(grid: CellGrid, confidence_level: float) -> list[BootstrapResult]:
@@ -186,6 +191,7 @@ def summarize_trials(
     graded: bool,
     n_resamples: int = 10_000,
     method: str = "bca",
+    within_task: str = "resample",
     confidence_level: float = 0.95,
     random_state: RandomState = 0,
 ) -> dict[str, MetricSummary]:
@@ -202,6 +208,8 @@ def summarize_trials(
         graded: Whether scores are graded (adds `mean_score`).
         n_resamples: Bootstrap resamples.
         method: "bca" or "percentile".
+        within_task: "resample" (two-level bootstrap) or "keep" (tasks only); see
+            `hierarchical_bootstrap`.
         confidence_level: Two-sided coverage of the intervals.
         random_state: Bootstrap seed; the same seed reproduces the same intervals.
     """
@@ -222,10 +230,12 @@ def summarize_trials(
             results = bootstrap_grid(
                 grid,
                 method=method,
+                within_task=within_task,
                 n_resamples=n_resamples,
                 confidence_level=confidence_level,
                 random_state=random_state,
             )
+        per_seed = _per_seed(present, names)
         for name, result in zip(names, results, strict=True):
             summaries[name] = MetricSummary(
                 estimate=result.estimate,
@@ -233,7 +243,7 @@ def summarize_trials(
                 ci_high=result.ci_high,
                 standard_error=result.standard_error,
                 confidence_level=confidence_level,
-                per_seed=_per_seed(present, name),
+                per_seed=per_seed[name],
                 n_tasks=result.n_tasks,
                 n_seeds=result.n_seeds,
                 n_trials=int(present["n"].sum()),

@@ -57,6 +57,7 @@ def paired_difference(
     seed: str = "seed",
     statistic: str | Statistic = "cell_mean",
     method: str = "bca",
+    within_task: str = "resample",
     n_resamples: int = 10_000,
     confidence_level: float = 0.95,
     random_state: RandomState = 0,
@@ -74,6 +75,8 @@ def paired_difference(
         seed: Seed column.
         statistic: As in `hierarchical_bootstrap`.
         method: "bca" or "percentile".
+        within_task: "resample" or "keep", as in `hierarchical_bootstrap`; with a strong
+            shared task effect removed by pairing, "keep" is the less conservative choice.
         n_resamples: Bootstrap resamples.
         confidence_level: Two-sided coverage.
         random_state: Bootstrap seed.
@@ -99,6 +102,7 @@ def paired_difference(
         seed=seed,
         statistic=statistic,
         method=method,
+        within_task=within_task,
         n_resamples=n_resamples,
         confidence_level=confidence_level,
         random_state=random_state,

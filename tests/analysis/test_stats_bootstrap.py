@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from forge_eval._errors import UnknownNameError, UsageError
-from forge_eval.analysis import CI_METHODS, STATISTICS, hierarchical_bootstrap
+from forge_eval.analysis import CI_METHODS, STATISTICS, WITHIN_TASK, hierarchical_bootstrap
 from forge_eval.analysis import _bootstrap as bootstrap_module
 
 
@@ -65,6 +65,19 @@ def test_two_level_standard_error_matches_the_law_of_total_variance_balanced():
     assert result.standard_error == pytest.approx(expected_se, rel=0.04)
     # a tasks-only bootstrap would miss the within term: make sure it is really there
     assert abs(result.standard_error - np.sqrt(between / n_tasks)) > 0.1 * expected_se
+
+
+def test_keep_scheme_is_the_cluster_bootstrap_with_only_the_between_task_term():
+    """within_task="keep": drawn tasks keep their seeds, Var* = var_t(task means) / T (balanced)."""
+    rng = np.random.default_rng(3)
+    matrix = rng.normal(rng.normal(0.5, 0.1, size=(25, 1)), 0.3, size=(25, 4))
+    expected_se = np.sqrt(matrix.mean(axis=1).var() / 25)
+    result = hierarchical_bootstrap(matrix, within_task="keep", random_state=5)
+    assert result.standard_error == pytest.approx(expected_se, rel=0.04)
+    assert "task-level bootstrap (drawn tasks keep their seeds)" in result.estimator
+    two_level = hierarchical_bootstrap(matrix, random_state=5)
+    assert two_level.standard_error > 1.1 * result.standard_error
+    assert set(WITHIN_TASK.names()) == {"keep", "resample"}
 
 
 def test_two_level_standard_error_matches_closed_form_unbalanced_task_mean():
@@ -166,6 +179,8 @@ def test_clear_errors_for_bad_input():
         hierarchical_bootstrap(np.ones((1, 4)))
     with pytest.raises(UnknownNameError, match="bca, percentile"):
         hierarchical_bootstrap(good, method="studentized")
+    with pytest.raises(UnknownNameError, match="keep, resample"):
+        hierarchical_bootstrap(good, within_task="shuffle")
     with pytest.raises(UnknownNameError, match="cell_mean, task_mean"):
         hierarchical_bootstrap(good, statistic="median")
     with pytest.raises(UsageError, match=r"lacks column\(s\) \['score'\]"):
