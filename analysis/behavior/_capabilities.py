@@ -68,11 +68,11 @@ def _self_verification(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float
 
 
 def _tool_coverage(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
-    required = set(rollout["required_tools"])
-    touched = set(calls["tool"])
-    if not required:
-        required = set(rollout["services"])
-        touched = set(calls["service"].dropna())
+    required_tools = rollout["required_tools"]
+    if isinstance(required_tools, list):  # the task names its tools ([] = none needed, e.g. a refusal)
+        required, touched = set(required_tools), set(calls["tool"])
+    else:
+        required, touched = set(rollout["services"]), set(calls["service"].dropna())
     if not required:
         return math.nan
     return 100.0 * len(required & touched) / len(required)
@@ -141,8 +141,8 @@ _register(
     "tool_coverage",
     Capability(
         "Tool coverage",
-        "Mean % of the task's required tools (metadata required_tools; else its services) that the "
-        "rollout called at least once.",
+        "Mean % of the task's required tools (metadata required_tools; without it, its services) that "
+        "the rollout called at least once; tasks that require none do not count.",
         _tool_coverage,
     ),
 )

@@ -260,6 +260,10 @@ def _score(sample: EvalSample) -> float:
     return _to_float(next(iter(sample.scores.values())).value)
 
 
+def _optional_list(value: Any) -> list[Any] | None:
+    return None if value is None else list(value)
+
+
 def read_transcripts(
     logs: Iterable[str | Path | EvalLogInfo | EvalLog],
     *,
@@ -307,7 +311,8 @@ def read_transcripts(
                 "n_turns": turns,
                 "ended_malformed": ended_malformed,
                 "services": list(metadata.get("services") or []),
-                "required_tools": list(metadata.get("required_tools") or []),
+                # None (not []) when the task does not say: coverage then falls back to services
+                "required_tools": _optional_list(metadata.get("required_tools")),
                 "plan": list(metadata.get("plan") or []),
                 "category": metadata.get("category"),
                 "difficulty": metadata.get("difficulty"),

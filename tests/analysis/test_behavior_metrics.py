@@ -206,3 +206,11 @@ def test_paired_comparison_is_this_minus_other_on_shared_cells() -> None:
     assert diff["ci_low"] <= diff["estimate"] <= diff["ci_high"]
     shares = result["groups"]["overall"]["tool_shares"]["all"]
     assert shares["mail_read"]["estimate"] > 0  # only the better run reads mail back
+
+
+def test_a_task_that_requires_no_tools_does_not_count_for_coverage() -> None:
+    refusal = {"services": ["mail"], "required_tools": [], "plan": []}
+    refuses = sample("a", [turn(Call("submit", {"answer": "no"}))], metadata=refusal)
+    t = read_transcripts([eval_log([refuses])])
+    values = capability_values(t.rollouts, t.calls).iloc[0]
+    assert math.isnan(values["tool_coverage"]) and math.isnan(values["plan_completion"])
