@@ -16,8 +16,24 @@ from forge_eval.training.proxy._http_upstream import HttpUpstream
 from forge_eval.training.proxy._keys import sign_key, verify_key
 from forge_eval.training.proxy._records import RecordWriter, iter_attempts, read_calls, read_rollout
 from forge_eval.training.proxy._scripted import ScriptedPolicy, ScriptedUpstream
-from forge_eval.training.proxy._server import ServerThread, free_port, serve_forever, serve_in_thread
+from forge_eval.training.proxy._server import (
+    ServerThread,
+    free_port,
+    serve_forever,
+    serve_in_task,
+    serve_in_thread,
+)
 from forge_eval.training.proxy._upstream import ProxyUpstream, UpstreamError, UpstreamResult
+
+
+def __getattr__(name: str) -> object:
+    """`InspectUpstream` is imported on first use: importing Inspect costs ~2 s the proxy CLI need not pay."""
+    if name == "InspectUpstream":
+        from forge_eval.training.proxy._inspect_upstream import InspectUpstream
+
+        return InspectUpstream
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ADAPTERS",
@@ -29,6 +45,7 @@ __all__ = [
     "CanonicalResponse",
     "ConversationStore",
     "HttpUpstream",
+    "InspectUpstream",
     "ProxyConfig",
     "ProxyUpstream",
     "RecordWriter",
@@ -45,6 +62,7 @@ __all__ = [
     "read_calls",
     "read_rollout",
     "serve_forever",
+    "serve_in_task",
     "serve_in_thread",
     "sign_key",
     "verify_key",

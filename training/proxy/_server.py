@@ -1,11 +1,12 @@
 """Running an ASGI app (the proxy, the scripted upstream) with uvicorn: in the foreground for the CLI, or
 in a background thread for tests and benchmarks."""
 
+import asyncio
 import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Generator, Iterator
 from typing import Any
 
 import uvicorn
@@ -63,3 +64,33 @@ def serve_in_thread(app: Any, port: int | None = None) -> Iterator[ServerThread]
         yield server
     finally:
         server.stop()
+
+
+class _EmbeddedServer(uvicorn.Server):
+    """A server inside someone else's event loop (an Inspect sample): the host owns the signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+@contextlib.asynccontextmanager
+async def serve_in_task(app: Any, port: int | None = None) -> AsyncIterator[str]:
+    """Serve `app` from a task of the running event loop; yields its URL.
+
+    Request handlers then run in the caller's context, so that an `InspectUpstream` records its model
+    calls in the transcript of the sample that started the proxy.
+    """
+    port = port or free_port()
+    server = _EmbeddedServer(_uvicorn_config(app, "127.0.0.1", port))
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            if task.done():
+                task.result()
+                raise RuntimeError(f"server on port {port} did not start")
+            await asyncio.sleep(0.01)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task

@@ -1,0 +1,151 @@
+"""The Inspect-model upstream: harness calls through the proxy become Inspect ModelEvents of the sample."""
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+from inspect_ai import Task, eval
+from inspect_ai.dataset import Sample
+from inspect_ai.log import ModelEvent
+from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, get_model
+from inspect_ai.solver import Generate, TaskState, solver
+
+from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, read_calls, serve_in_task
+from forge_eval.training.records import RolloutRecord
+from tests.proxy._harnesses import NPM_BIN, TASK, isolated_env
+
+pytestmark = pytest.mark.e2e
+
+
+def _policy(messages, tools, tool_choice, config) -> ModelOutput:
+    """mockllm outputs: a shell call while no tool result is in the conversation, then an answer."""
+    if any(isinstance(m, ChatMessageTool) for m in messages):
+        output = ModelOutput.from_content("mockllm/model", "Done: created hello.txt.")
+    elif tools:
+        name = next(t.name for t in tools if t.name in ("exec_command", "exec"))
+        argument = "cmd" if name == "exec_command" else "command"
+        output = ModelOutput.for_tool_call("mockllm/model", name, {argument: "printf '%s' hi > hello.txt"})
+    else:
+        output = ModelOutput.from_content("mockllm/model", "OK.")
+    output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)  # no tiktoken download
+    return output
+
+
+@solver
+def through_proxy(records: Path, run: Path):
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        config = ProxyConfig(records_dir=records, secret="s")
+        app = create_app(config, InspectUpstream(None))  # None: the model of this sample
+        app.state.proxy.rollouts.add(
+            RolloutRecord(rollout_id="eval1", mode="eval", sampling={"temperature": 0.3})
+        )
+        async with serve_in_task(app) as url, httpx.AsyncClient(timeout=30) as client:
+            base = f"{url}/r/eval1/0/v1"
+            tools = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "exec",
+                        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+                    },
+                }
+            ]
+            messages = [{"role": "user", "content": "create hello.txt containing hi"}]
+            first = (
+                await client.post(
+                    f"{base}/chat/completions", json={"model": "m", "messages": messages, "tools": tools}
+                )
+            ).json()
+            call = first["choices"][0]["message"]["tool_calls"][0]
+            messages += [
+                first["choices"][0]["message"],
+                {"role": "tool", "tool_call_id": call["id"], "content": "(no output)"},
+            ]
+            streamed = await client.post(
+                f"{base}/chat/completions",
+                json={"model": "m", "messages": messages, "tools": tools, "stream": True},
+            )
+            assert streamed.text.endswith("data: [DONE]\n\n")
+            codex = NPM_BIN / "codex"
+            if codex.exists():  # a real harness through the proxy into Inspect
+                work = run / "work"
+                work.mkdir(parents=True)
+                env = isolated_env(run, CODEX_HOME=str(run / "home" / ".codex"), KEY="unused")
+                (run / "home" / ".codex").mkdir()
+                process = await asyncio.create_subprocess_exec(
+                    str(codex),
+                    "exec",
+                    "--skip-git-repo-check",
+                    "--dangerously-bypass-approvals-and-sandbox",
+                    "--disable",
+                    "plugins",
+                    "--disable",
+                    "remote_plugin",
+                    "--disable",
+                    "apps",
+                    "--disable",
+                    "tool_suggest",
+                    "-c",
+                    "analytics.enabled=false",
+                    "-c",
+                    "check_for_update_on_startup=false",
+                    "-c",
+                    "model=inspect",
+                    "-c",
+                    "model_provider=forge",
+                    "-c",
+                    "model_providers.forge.name=Forge",
+                    "-c",
+                    f'model_providers.forge.base_url="{base}"',
+                    "-c",
+                    "model_providers.forge.env_key=KEY",
+                    "-c",
+                    "model_providers.forge.wire_api=responses",
+                    "-c",
+                    "model_providers.forge.stream_max_retries=0",
+                    "-c",
+                    "model_providers.forge.request_max_retries=0",
+                    TASK,
+                    cwd=work,
+                    env=env,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.PIPE,
+                )
+                _, err = await asyncio.wait_for(process.communicate(), 90)
+                assert process.returncode == 0, err.decode()[-2000:]
+                state.metadata["codex_file"] = (work / "hello.txt").read_text()
+        return state
+
+    return solve
+
+
+def test_calls_through_the_proxy_are_inspect_model_events(tmp_path):
+    model = get_model("mockllm/model", custom_outputs=_policy)
+    task = Task(
+        dataset=[Sample(input="unused")], solver=through_proxy(tmp_path / "records", tmp_path / "run")
+    )
+    log = eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")[0]
+    assert log.status == "success", log.error
+    sample = log.samples[0]
+    events = [e for e in sample.events if isinstance(e, ModelEvent)]
+    calls = read_calls(tmp_path / "records", "eval1")
+    assert len(events) == len(calls) >= 2
+    # the first event is the chat call: the harness's tools reached Inspect, the tool call came back
+    assert [t.name for t in events[0].tools] == ["exec"]
+    assert events[0].output.message.tool_calls[0].function == "exec"
+    assert events[0].config.temperature == 0.3  # the rollout's pinned sampling, not the harness's
+    tool_call = calls[0].returned_response["choices"][0]["message"]["tool_calls"][0]
+    assert tool_call["id"] == events[0].output.message.tool_calls[0].id
+    assert json.loads(tool_call["function"]["arguments"]) == {"command": "printf '%s' hi > hello.txt"}
+    assert calls[1].stream and calls[1].returned_response["choices"][0]["message"]["content"] == (
+        "Done: created hello.txt."
+    )
+    assert all(c.endpoint == "inspect:mockllm/model" for c in calls)
+    if (NPM_BIN / "codex").exists():
+        assert sample.metadata["codex_file"] == "hi"
+        codex_calls = [c for c in calls if c.api == "responses"]
+        assert len(codex_calls) == 2 and codex_calls[0].harness == "codex"
+        assert [t.name for t in events[2].tools][:1] == ["exec_command"]

@@ -1,0 +1,141 @@
+"""Inspect models as the upstream, so that in evaluations every harness call is also an Inspect `ModelEvent`.
+
+Calls go through `Model.generate()`, which records the event in the transcript of the sample whose
+context the call runs in: serve the proxy from inside the sample (`serve_in_task`) so that its request
+handlers inherit that context. This is the in-process path (~15 ms/call in Inspect's own bridge,
+reference/inspect.md §6) rather than the sandbox bridge's ~2 s file-polling.
+"""
+
+import json
+import time
+from typing import Any
+
+from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, get_model, messages_from_openai
+from inspect_ai.tool import ToolFunction, ToolInfo, ToolParams
+
+from forge_eval.training.proxy._canonical import CanonicalRequest, CanonicalResponse, ToolCall
+from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult
+from forge_eval.training.records import UpstreamFailure
+
+_FINISH = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "max_tokens": "length",
+    "model_length": "length",
+    "content_filter": "content_filter",
+}
+_CONFIG_KEYS = ("temperature", "top_p", "top_k", "seed", "presence_penalty", "frequency_penalty")
+
+
+def _tool_info(tool: dict[str, Any]) -> ToolInfo:
+    function = tool["function"]
+    schema = function.get("parameters") or {"type": "object", "properties": {}}
+    params = ToolParams.model_validate(
+        {"type": "object", "properties": schema.get("properties", {}), "required": schema.get("required", [])}
+    )
+    return ToolInfo(
+        name=function["name"], description=function.get("description") or function["name"], parameters=params
+    )
+
+
+def _tool_choice(choice: Any) -> Any:
+    if isinstance(choice, dict):
+        return ToolFunction(name=choice.get("function", {}).get("name", ""))
+    return (
+        {"auto": "auto", "none": "none", "required": "any"}.get(choice) if isinstance(choice, str) else None
+    )
+
+
+def _response(output: ModelOutput) -> CanonicalResponse:
+    message = output.message
+    calls = [
+        ToolCall(id=c.id, name=c.function, arguments=json.dumps(c.arguments))
+        for c in message.tool_calls or []
+    ]
+    usage = output.usage
+    return CanonicalResponse(
+        text=message.text,
+        tool_calls=calls,
+        finish_reason="tool_calls" if calls else _FINISH.get(output.stop_reason, "stop"),
+        prompt_tokens=usage.input_tokens if usage else 0,
+        completion_tokens=usage.output_tokens if usage else 0,
+        model=output.model,
+        raw=output.model_dump(mode="json", exclude_none=True),
+    )
+
+
+class InspectUpstream:
+    """Serve canonical chat requests with an Inspect model.
+
+    Args:
+        model: A model, a model name, or None for the active model of the running sample.
+        config: Generation settings merged under the rollout's pinned sampling.
+    """
+
+    def __init__(self, model: Model | str | None = None, config: GenerateConfig | None = None) -> None:
+        self._model = model
+        self.config = config or GenerateConfig()
+
+    def _resolve(self) -> Model:
+        return self._model if isinstance(self._model, Model) else get_model(self._model)
+
+    async def complete(
+        self, request: CanonicalRequest, sampling: dict[str, Any], *, route_key: str, call_seq: int
+    ) -> UpstreamResult:
+        model = self._resolve()
+        served = request.body(str(model), sampling)
+        if request.is_completion:
+            raise UpstreamError(
+                "http_4xx",
+                "an Inspect model serves chat requests only, not /v1/completions",
+                400,
+                served_request=served,
+            )
+        pinned = {k: served[k] for k in _CONFIG_KEYS if k in served}
+        config = self.config.merge(
+            GenerateConfig(max_tokens=served.get("max_tokens"), stop_seqs=request.stop, **pinned)
+        )
+        messages: list[ChatMessage] = await messages_from_openai(request.messages)  # type: ignore[arg-type]
+        tools = [_tool_info(t) for t in request.tools]
+        t_start = time.time()
+        try:
+            output = await model.generate(
+                messages, tools=tools, tool_choice=_tool_choice(request.tool_choice), config=config
+            )
+        except Exception as e:  # any provider error: recorded on the call, answered as a 502
+            failure = UpstreamFailure(
+                kind="transport",
+                message=f"{type(e).__name__}: {e}"[:500],
+                at=time.time(),
+                endpoint=f"inspect:{model}",
+                call_seq=call_seq,
+            )
+            raise UpstreamError(
+                "transport", failure.message, None, [failure], served, f"inspect:{model}"
+            ) from e
+        if output.error:
+            failure = UpstreamFailure(
+                kind="http_5xx",
+                message=output.error[:500],
+                at=time.time(),
+                endpoint=f"inspect:{model}",
+                call_seq=call_seq,
+            )
+            raise UpstreamError("http_5xx", output.error, None, [failure], served, f"inspect:{model}")
+        return UpstreamResult(
+            _response(output),
+            served,
+            output.model_dump(mode="json", exclude_none=True),
+            f"inspect:{model}",
+            200,
+            [],
+            t_start,
+            time.time(),
+        )
+
+    async def count_tokens(self, request: CanonicalRequest) -> int:
+        messages = await messages_from_openai(request.messages)  # type: ignore[arg-type]
+        return await self._resolve().count_tokens(messages)
+
+    async def aclose(self) -> None:
+        return None
