@@ -153,3 +153,25 @@ def test_batch_matches_verl_v1_multi_output_advantages(variant, merge):
         n = len(row.response_ids)
         assert verl_adv[i, :n].numpy() == pytest.approx(row.advantages, abs=1e-5)
         assert mask[i, :n].sum() > 0
+
+
+@pytest.mark.verl
+def test_why_the_last_output_must_be_trainable():
+    """Pitfall 1, checked on veRL itself: a masked last output zeroes its whole rollout's advantage."""
+    batch = build_batch(
+        [_calls_rollout("A", 3, 1.0), _calls_rollout("B", 2, 0.0)],
+        credit=credit_variant("masked"),
+        merge=False,
+    )
+    a_rows = [r for r in batch.rows if r.rollout_id == "A"]
+    masked_last = a_rows[0].__class__(
+        **{
+            **{f: getattr(a_rows[-1], f) for f in a_rows[-1].__slots__},
+            "response_mask": np.zeros_like(a_rows[-1].response_mask),
+        }
+    )
+    rows = [*a_rows, masked_last, *[r for r in batch.rows if r.rollout_id == "B"]]
+    verl_adv, _ = _verl_v1_advantages(rows, lambda r: r.group)
+    assert float(verl_adv[: len(a_rows)].abs().sum()) == 0.0  # every row of A lost its advantage
+    ours, _ = _verl_v1_advantages(batch.rows, lambda r: r.group)
+    assert float(ours[: len(a_rows)].abs().sum()) > 0
