@@ -86,3 +86,18 @@ def test_example_gpu_config_keys_exist_in_verl_and_compose(tmp_path):
     assert (
         cfg.actor_rollout_ref.rollout.response_length == 32768
     )  # interpolated from data.max_response_length
+
+
+@pytest.mark.verl
+def test_verl_rlhf_dataset_reads_the_export(tmp_path):
+    from omegaconf import OmegaConf
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    path = export_parquet(task_rows("forgelab", SAMPLES, harness="codex"), tmp_path / "t.parquet")
+    config = OmegaConf.create({"filter_overlong_prompts": False, "cache_dir": str(tmp_path / "cache")})
+    dataset = RLHFDataset(str(path), tokenizer=None, config=config)
+    assert len(dataset) == 2
+    row = dataset[1]
+    assert row["agent_name"] == AGENT_NAME and row["index"] == 1 and row["tools_kwargs"] == {}
+    assert row["raw_prompt"][-1]["content"] == "list files"
+    assert json.loads(row["extra_info"]["forge_task"])["harness"] == "codex"
