@@ -8,7 +8,7 @@ recorded traffic (reference/harnesses.md), matched case-insensitively.
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from forge_eval._registry import Registry
 from forge_eval.training._signals import CallSignals
@@ -21,8 +21,8 @@ class TagContext:
 
     main_fingerprint: str | None = None
     main_thread: str | None = None
+    main_alias: str | None = None
     chain_head_role: RoleTag | None = None
-    roles_so_far: list[RoleTag] = field(default_factory=list)
 
 
 Rule = Callable[[CallSignals, TagContext], RoleTag | None]
@@ -62,6 +62,13 @@ def subagent_by_fingerprint(s: CallSignals, ctx: TagContext) -> RoleTag | None:
     return "subagent" if s.tools_offered and other else None
 
 
+def subagent_by_alias(s: CallSignals, ctx: TagContext) -> RoleTag | None:
+    """A tool-using call for another model alias than the main agent's (Claude Code runs some subagents,
+    e.g. Explore, on its small model, and `CLAUDE_CODE_SUBAGENT_MODEL` picks another alias)."""
+    other = ctx.main_alias is not None and s.alias is not None and s.alias != ctx.main_alias
+    return "subagent" if s.tools_offered and other else None
+
+
 def aux_without_tools(s: CallSignals, ctx: TagContext) -> RoleTag | None:
     """A call offered no tools (and not recognised above) is a harness-internal helper call."""
     return "aux" if not s.tools_offered else None
@@ -95,6 +102,7 @@ TAGGING_RULES.register(
         compaction_by(["detailed summary of the conversation", "summary of the conversation so far"]),
         subagent_by_chain,
         subagent_by_fingerprint,
+        subagent_by_alias,
         aux_without_tools,
         planner_by_tools(["TodoWrite", "ExitPlanMode"]),
         action_if_tool_calls,
@@ -162,8 +170,11 @@ def tag_calls(
         ctx.chain_head_role = roles[head] if head != i else None
         role = next(r for rule in rules if (r := rule(s, ctx)) is not None)
         if ctx.main_fingerprint is None and s.tools_offered and role not in ("title", "aux"):
-            ctx.main_fingerprint, ctx.main_thread = s.system_fingerprint, s.thread_key
+            ctx.main_fingerprint, ctx.main_thread, ctx.main_alias = (
+                s.system_fingerprint,
+                s.thread_key,
+                s.alias,
+            )
             role = next(r for rule in rules if (r := rule(s, ctx)) is not None)
         roles.append(role)
-        ctx.roles_so_far = roles
     return roles

@@ -98,3 +98,19 @@ def test_jsonl_round_trip_and_bad_line(tmp_path):
 def test_prompt_ends_with_generation_prompt_like_a_chat_template():
     _, records, _ = openclaw_rollout()
     assert all(r.prompt_token_ids[-1] == ROLE_IDS["assistant"] for r in records)
+
+
+def test_claude_code_subagent_on_another_model_alias():
+    """Claude Code runs some subagents (Explore) on its small model: same tools, other alias."""
+    b = RolloutBuilder("r", "claude_code", "anthropic_messages", "/v1/messages")
+    main = Conversation(b.tok)
+    main.add("system", "You are Claude Code.")
+    main.add("user", "find the config")
+    b.call(main, tools=["Task", "Bash"], alias="claude-opus-4-8", tool="Task", args={"prompt": "search"})
+    explore = Conversation(b.tok)
+    explore.add("system", "You are Claude Code.")
+    explore.add("user", "search")
+    b.call(explore, tools=["Task", "Bash"], alias="claude-haiku-4-5", tool="Bash", args={"command": "ls"})
+    main.add("tool", "config.toml")
+    b.call(main, tools=["Task", "Bash"], alias="claude-opus-4-8", response="It is config.toml.")
+    assert build_trajectory(b.rollout(), b.records).roles == ["action", "subagent", "answer"]
