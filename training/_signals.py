@@ -5,6 +5,7 @@ Anthropic / Responses / chat body) and two response shapes; this module reads wh
 tagging rules can stay declarative.
 """
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -150,6 +151,7 @@ def _thread_key(record: CallRecord) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)  # every call of a rollout repeats its system prompt
 def fingerprint(system_text: str) -> str:
     """A short hash of the system prompt with volatile parts (billing header, numbers) removed."""
     stable = _DIGITS.sub("0", _VOLATILE_LINE.sub("", system_text)).strip()
