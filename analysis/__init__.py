@@ -11,6 +11,7 @@ from forge_eval.analysis._metrics import MetricSummary, cell_metrics, summarize_
 from forge_eval.analysis._paired import PairedDifference, paired_difference
 from forge_eval.analysis._passk import pass_at_k, pass_hat_k
 from forge_eval.analysis._trials import TRIAL_COLUMNS, read_run_logs, trials_table
+from forge_eval.analysis.behavior import Transcripts, analyze_run, read_run_transcripts, read_transcripts
 
 __all__ = [
     "TRIAL_COLUMNS",
@@ -29,4 +30,8 @@ __all__ = [
     "paired_difference",
     "pass_at_k",
     "pass_hat_k",
+    "Transcripts",
+    "analyze_run",
+    "read_run_transcripts",
+    "read_transcripts",
 ]

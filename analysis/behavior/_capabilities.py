@@ -78,8 +78,27 @@ def _tool_coverage(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
     return 100.0 * len(required & touched) / len(required)
 
 
+def _same(expected: Any, actual: Any) -> bool:
+    """Argument equality as a reader would judge it.
+
+    Strings ignore case and surrounding space, a number matches its text ("3" == 3), lists ignore
+    order, objects match on the expected keys.
+    """
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return _matches(expected, actual)
+    if isinstance(expected, list | tuple) and isinstance(actual, list | tuple):
+        return (
+            len(expected) == len(actual)
+            and all(any(_same(e, a) for a in actual) for e in expected)
+            and all(any(_same(e, a) for e in expected) for a in actual)
+        )
+    if isinstance(expected, str) or isinstance(actual, str):
+        return str(expected).strip().casefold() == str(actual).strip().casefold()
+    return bool(expected == actual)
+
+
 def _matches(step_args: Mapping[str, Any], arguments: Mapping[str, Any]) -> bool:
-    return all(k in arguments and str(arguments[k]).strip() == str(v).strip() for k, v in step_args.items())
+    return all(k in arguments and _same(v, arguments[k]) for k, v in step_args.items())
 
 
 def plan_steps_done(plan: list[Mapping[str, Any]], calls: pd.DataFrame) -> int:

@@ -49,7 +49,9 @@ def cell_interval(cells: pd.DataFrame, *, n_resamples: int, random_state: int) -
         return {"estimate": None, "ci_low": None, "ci_high": None, "n_cells": 0}
     if cells["task_id"].nunique() < 2:
         return _interval(None, float(cells["value"].mean()), len(cells))
-    result = hierarchical_bootstrap(cells, n_resamples=n_resamples, random_state=random_state)
+    result = hierarchical_bootstrap(
+        cells, method="bca", within_task="resample", n_resamples=n_resamples, random_state=random_state
+    )
     return _interval(result, result.estimate, len(cells))
 
 
@@ -159,7 +161,9 @@ def _paired(
     both = a.merge(b, on=_CELL, suffixes=("_a", "_b"))
     if both["task_id"].nunique() < 2:
         return None
-    result = paired_difference(a, b, n_resamples=n_resamples, random_state=random_state)
+    result = paired_difference(
+        a, b, method="bca", within_task="resample", n_resamples=n_resamples, random_state=random_state
+    )
     return {
         **_interval(result.difference, result.difference.estimate, result.n_paired),
         "this_run": float(both["value_b"].mean()),

@@ -214,3 +214,22 @@ def test_a_task_that_requires_no_tools_does_not_count_for_coverage() -> None:
     t = read_transcripts([eval_log([refuses])])
     values = capability_values(t.rollouts, t.calls).iloc[0]
     assert math.isnan(values["tool_coverage"]) and math.isnan(values["plan_completion"])
+
+
+@pytest.mark.parametrize(
+    ("step_args", "call_args", "done"),
+    [
+        ({"subject": "Re: T-1"}, {"subject": "  re: t-1 ", "body": "x"}, True),
+        ({"to": ["a@x", "b@x"]}, {"to": ["B@x", "a@x"]}, True),
+        ({"to": ["a@x", "b@x"]}, {"to": ["a@x"]}, False),
+        ({"ticket_id": 3}, {"ticket_id": "3"}, True),
+        ({"fields": {"status": "closed"}}, {"fields": {"status": "Closed", "note": "ok"}}, True),
+        ({"fields": {"status": "closed"}}, {"fields": {"status": "open"}}, False),
+        ({"subject": "x"}, {}, False),
+    ],
+)
+def test_plan_step_argument_matching(step_args: dict, call_args: dict, done: bool) -> None:
+    plan = [{"id": "s", "tool": "mail_send", "args": step_args, "description": ""}]
+    meta = {"services": ["mail"], "required_tools": ["mail_send"], "plan": plan}
+    t = read_transcripts([eval_log([sample("a", [turn(Call("mail_send", call_args, "{}"))], metadata=meta)])])
+    assert capability_values(t.rollouts, t.calls)["plan_completion"].tolist() == [100.0 * done]
