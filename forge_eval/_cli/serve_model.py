@@ -47,6 +47,7 @@ def _ready_message(model: str, quiet: bool):
     is_flag=True,
     help="Same seed, same text whatever else runs: no prompt cache, one request at a time (slower).",
 )
+@click.option("--verbose", is_flag=True, help="Log each request's llama.cpp timings to stderr.")
 @click.option("--fd", type=int, default=None, hidden=True, help="Listen on this inherited socket.")
 @click.option("--parent-pid", type=int, default=None, hidden=True, help="Exit when this parent dies.")
 def serve_model(
@@ -56,6 +57,7 @@ def serve_model(
     request_log: Path | None,
     model_path: Path | None,
     deterministic: bool,
+    verbose: bool,
     fd: int | None,
     parent_pid: int | None,
 ) -> None:
@@ -71,4 +73,5 @@ def serve_model(
         on_ready=_ready_message(spec.name, quiet=fd is not None),
         parent_pid=parent_pid,
         deterministic=deterministic,
+        verbose=verbose,
     )

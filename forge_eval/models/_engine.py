@@ -39,9 +39,17 @@ class LlamaEngine:
         threads: CPU threads for generation and prompt processing.
         n_parallel: Requests decoded together (continuous batching).
         n_ctx_per_slot: Context tokens available to each request.
+        verbose: llama.cpp logs every request (timings, slots) to stderr; otherwise only errors.
     """
 
-    def __init__(self, model_path: Path, threads: int = 2, n_parallel: int = 2, n_ctx_per_slot: int = 8192):
+    def __init__(
+        self,
+        model_path: Path,
+        threads: int = 2,
+        n_parallel: int = 2,
+        n_ctx_per_slot: int = 8192,
+        verbose: bool = False,
+    ):
         params = xllamacpp.CommonParams()
         params.model.path = str(model_path)
         params.n_parallel = n_parallel
@@ -52,6 +60,7 @@ class LlamaEngine:
             cpu.poll = 0
         params.use_jinja = True
         params.warmup = False
+        params.verbosity = 3 if verbose else 1
         try:
             self._server = xllamacpp.Server(params)
         except Exception as e:

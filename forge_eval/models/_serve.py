@@ -60,6 +60,7 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
     parent_pid: int | None = None,
     deterministic: bool = False,
+    verbose: bool = False,
 ) -> None:
     """Load `spec`'s weights and serve them on `sock` until interrupted.
 
@@ -72,6 +73,7 @@ def serve(
         on_ready: Called with the base URL once the model is loaded.
         parent_pid: Exit when this process is no longer our parent.
         deterministic: Repeatable seeded sampling at the cost of speed (see `create_app`).
+        verbose: Let llama.cpp log each request's timings and slot use to stderr.
     """
     from forge_eval.models._app import create_app
     from forge_eval.models._engine import LlamaEngine
@@ -79,7 +81,10 @@ def serve(
     if parent_pid is not None:
         _exit_when_orphaned(parent_pid)
     engine = LlamaEngine(
-        model_path or spec.weights_path(), threads=threads, n_ctx_per_slot=spec.n_ctx_per_slot
+        model_path or spec.weights_path(),
+        threads=threads,
+        n_ctx_per_slot=spec.n_ctx_per_slot,
+        verbose=verbose,
     )
     app = create_app(engine, spec.name, request_log, deterministic=deterministic)
     host, port = sock.getsockname()[:2]

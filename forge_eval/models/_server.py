@@ -144,6 +144,7 @@ class EmbeddedModelServer:
             str(self.threads),
             "--parent-pid",
             str(os.getpid()),
+            "--verbose",  # the log file is where a failed start is diagnosed
         ]
         if self.request_log is not None:
             command += ["--request-log", str(self.request_log)]

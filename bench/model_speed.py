@@ -1,0 +1,107 @@
+"""Speed of the embedded models as forge-eval serves them (child process, HTTP, 2 CPU threads).
+
+For each model: start-up time until /health answers, prompt and generation tok/s of one request
+(llama.cpp's own timings, prompt cache off), aggregate generation tok/s of 2 concurrent requests
+(the server's 2 slots), the ratio of the two, and the server's peak RSS.
+
+    .venv/bin/python bench/model_speed.py [--models qwen-0.5b smollm2] [--prompt-tokens 400]
+        [--gen-tokens 48] [--repeats 2] [--threads 2]
+"""
+
+import argparse
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+from forge_eval.models import EMBEDDED_MODELS, EmbeddedModelServer
+
+SENTENCE = "The quick brown fox jumps over the lazy dog while the farmer counts his sheep. "
+
+
+def _request(server: EmbeddedModelServer, prompt_tokens: int, gen_tokens: int, seed: int) -> dict:
+    # ~17 tokens per sentence; the exact count is read back from the response's usage.
+    text = SENTENCE * max(1, prompt_tokens // 17) + f"\nRequest {seed}: summarize the text above."
+    body = {
+        "model": server.model_name,
+        "messages": [{"role": "user", "content": text}],
+        "max_tokens": gen_tokens,
+        "temperature": 0.7,
+        "seed": seed,
+        "ignore_eos": True,  # generate exactly gen_tokens, so runs are comparable
+        "cache_prompt": False,
+    }
+    response = httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=600)
+    response.raise_for_status()
+    return response.json()
+
+
+def _peak_rss_gb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024**2
+    return float("nan")
+
+
+def measure(model: str, args: argparse.Namespace) -> dict[str, float]:
+    start = time.perf_counter()
+    with EmbeddedModelServer(model=model, threads=args.threads) as server:
+        load_s = time.perf_counter() - start
+        prompt, gen, aggregate = [], [], []
+        for i in range(args.repeats):
+            timings = _request(server, args.prompt_tokens, args.gen_tokens, seed=i)["timings"]
+            prompt.append(timings["prompt_per_second"])
+            gen.append(timings["predicted_per_second"])
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(2) as pool:
+                pair = list(
+                    pool.map(lambda s: _request(server, 64, args.gen_tokens, s), (100 + 2 * i, 101 + 2 * i))
+                )
+            aggregate.append(sum(r["usage"]["completion_tokens"] for r in pair) / (time.perf_counter() - t0))
+        rss = _peak_rss_gb(server._proc.pid)
+    return {
+        "load_s": load_s,
+        "prompt_tok_s": statistics.median(prompt),
+        "gen_tok_s": statistics.median(gen),
+        "aggregate2_tok_s": statistics.median(aggregate),
+        "peak_rss_gb": rss,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--models", nargs="+", default=["qwen-0.5b", "smollm2"], choices=EMBEDDED_MODELS.names()
+    )
+    parser.add_argument("--prompt-tokens", type=int, default=400)
+    parser.add_argument("--gen-tokens", type=int, default=48)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    print(
+        f"prompt ~{args.prompt_tokens} tokens, {args.gen_tokens} generated, median of {args.repeats}, "
+        f"{args.threads} threads"
+    )
+    header = (
+        f"{'model':<10} {'load s':>7} {'prompt tok/s':>13} {'gen tok/s':>10} {'2 concurrent tok/s':>19} "
+        f"{'ratio 2/1':>10} {'peak RSS GB':>12}"
+    )
+    print(header)
+    for model in args.models:
+        if not EMBEDDED_MODELS.get(model).installed():
+            print(f"{model:<10} (weights not installed)")
+            continue
+        r = measure(model, args)
+        print(
+            f"{model:<10} {r['load_s']:7.1f} {r['prompt_tok_s']:13.1f} {r['gen_tok_s']:10.1f} "
+            f"{r['aggregate2_tok_s']:19.1f} {r['aggregate2_tok_s'] / r['gen_tok_s']:10.2f} "
+            f"{r['peak_rss_gb']:12.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
