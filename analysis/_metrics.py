@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from forge_eval._errors import UsageError
 
-from ._bootstrap import STATISTICS, BootstrapResult, RandomState, bootstrap_grid
+from ._bootstrap import DEFAULT_WITHIN_TASK, STATISTICS, BootstrapResult, RandomState, bootstrap_grid
 from ._cells import CellGrid, grid_from_frame
 from ._passk import pass_at_k, pass_hat_k
 
@@ -191,7 +191,7 @@ def summarize_trials(
     graded: bool,
     n_resamples: int = 10_000,
     method: str = "bca",
-    within_task: str = "resample",
+    within_task: str = DEFAULT_WITHIN_TASK,
     confidence_level: float = 0.95,
     random_state: RandomState = 0,
 ) -> dict[str, MetricSummary]:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from forge_eval._errors import UsageError
 
-from ._bootstrap import BootstrapResult, RandomState, Statistic, hierarchical_bootstrap
+from ._bootstrap import DEFAULT_WITHIN_TASK, BootstrapResult, RandomState, Statistic, hierarchical_bootstrap
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def paired_difference(
     seed: str = "seed",
     statistic: str | Statistic = "cell_mean",
     method: str = "bca",
-    within_task: str = "resample",
+    within_task: str = DEFAULT_WITHIN_TASK,
     n_resamples: int = 10_000,
     confidence_level: float = 0.95,
     random_state: RandomState = 0,
