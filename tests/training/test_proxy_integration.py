@@ -7,8 +7,6 @@ control plane, trajectory rebuild, tagging, failure policy and (for the `verl` t
 """
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
 
 import openai
 import pytest
@@ -16,9 +14,8 @@ import pytest
 from forge_eval.training import build_batch, build_trajectory, credit_variant
 from forge_eval.training._proxy_control import HttpProxyControl
 from forge_eval.training.backends import InProcessTestBackend, RolloutOutcome, RolloutSpec
-from forge_eval.training.proxy import ProxyConfig, ScriptedUpstream, ServerThread, create_app, serve_in_thread
+from tests.training.conftest import PROXY_SECRET as SECRET
 
-SECRET = "training-test-secret"
 TOOLS = [
     {
         "type": "function",
@@ -28,18 +25,6 @@ TOOLS = [
         },
     }
 ]
-
-
-@pytest.fixture(scope="module")
-def proxy_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    records: Path = tmp_path_factory.mktemp("records")
-    with serve_in_thread(ScriptedUpstream().app()) as upstream:
-        config = ProxyConfig(records_dir=records, secret=SECRET, upstreams=[upstream.url])
-        server = ServerThread(create_app(config)).start()
-        try:
-            yield server.url
-        finally:
-            server.stop()
 
 
 async def tool_loop(spec: RolloutSpec) -> RolloutOutcome:
