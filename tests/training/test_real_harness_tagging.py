@@ -1,11 +1,12 @@
 """Role tagging on traffic that real harnesses sent through the recording proxy.
 
-Claude Code 2.1.197 and Codex CLI 0.171.0 (installed by scripts/setup.d/30-harnesses.sh) run the file
-task against the proxy, whose scripted upstream plays the model. Claude Code runs without
+Claude Code 2.1.197, Codex CLI 0.171.0 and OpenClaw 2026.9.6 (installed by scripts/setup.d/30-harnesses.sh)
+run the file task against the proxy, whose scripted upstream plays the model. Claude Code runs without
 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, so it also sends its title-generation call.
 """
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -75,9 +76,53 @@ def _codex(run: Path, base_url: str, key: str) -> tuple[list[str], dict[str, str
     return [*argv, TASK], env
 
 
+def _openclaw(run: Path, base_url: str, key: str) -> tuple[list[str], dict[str, str]]:
+    model = {
+        "id": "forge-policy",
+        "name": "Forge",
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 128000,
+        "maxTokens": 4096,
+    }
+    provider = {"baseUrl": base_url + "/v1", "apiKey": key, "api": "openai-completions", "models": [model]}
+    config = run / "openclaw.json"
+    config.write_text(
+        json.dumps(
+            {
+                "models": {"mode": "replace", "providers": {"forge": provider}},
+                "agents": {"defaults": {"model": {"primary": "forge/forge-policy"}}},
+            }
+        )
+    )
+    home = run / "home"
+    env = isolated_env(run, OPENCLAW_HOME=str(home), OPENCLAW_STATE_DIR=str(home / ".openclaw"))
+    argv = [
+        str(binary("openclaw")),
+        "agent",
+        "exec",
+        TASK,
+        "--config",
+        str(config),
+        "--model",
+        "forge/forge-policy",
+        "--cwd",
+        str(run / "work"),
+        "--json",
+        "--timeout",
+        "120",
+    ]
+    return argv, env
+
+
 @pytest.mark.parametrize(
     ("harness", "command", "roles"),
-    [("claude_code", _claude, ["title", "action", "answer"]), ("codex", _codex, ["action", "answer"])],
+    [
+        ("claude_code", _claude, ["title", "action", "answer"]),
+        ("codex", _codex, ["action", "answer"]),
+        pytest.param("openclaw", _openclaw, ["action", "answer"], marks=pytest.mark.slow),  # ~25 s, 1.4 GB
+    ],
 )
 def test_real_harness_calls_are_tagged(proxy_url, tmp_path, harness, command, roles):
     rollout_id = f"tag-{harness.replace('_', '-')}"
@@ -88,7 +133,7 @@ def test_real_harness_calls_are_tagged(proxy_url, tmp_path, harness, command, ro
             created = await control.create_rollout({"rollout_id": rollout_id, "harness": harness})
             argv, env = command(tmp_path, proxy_url + created.base_path, created.api_key)
             (tmp_path / "work").mkdir()
-            result = await asyncio.to_thread(run_harness, argv, tmp_path / "work", env, 120)
+            result = await asyncio.to_thread(run_harness, argv, tmp_path / "work", env, 180)
             assert result.returncode == 0, result.stderr[-2000:]
             await control.report(rollout_id, 0, RolloutOutcome("completed", 0, reward=1.0))
             return await control.fetch(rollout_id, 0)
