@@ -199,7 +199,8 @@ def _jackknife(grid: CellGrid, statistic: Statistic) -> NDArray[np.float64]:
     """(tasks, metrics): the statistic with each task left out in turn."""
     n_tasks, width, n_metrics = grid.values.shape
     weights = grid.mask.astype(np.float64)
-    keep = np.array([np.delete(np.arange(n_tasks), t) for t in range(n_tasks)])
+    slots = np.arange(n_tasks - 1)
+    keep = slots + (slots >= np.arange(n_tasks)[:, None])  # row t: every task but t
     rows = max(1, _CHUNK_ELEMENTS // max(1, (n_tasks - 1) * width))
     out = np.empty((n_tasks, n_metrics))
     for start in range(0, n_tasks, rows):
