@@ -31,6 +31,8 @@ class ProxyControl(Protocol):
 
     async def fetch(self, rollout_id: str, attempt: int) -> tuple[RolloutRecord, list[CallRecord]]: ...
 
+    async def release(self, rollout_id: str) -> None: ...
+
 
 class HttpProxyControl:
     """`ProxyControl` over HTTP.
@@ -98,6 +100,10 @@ class HttpProxyControl:
             RolloutRecord.model_validate(shown["rollout"]),
             [CallRecord.model_validate(c) for c in calls["calls"]],
         )
+
+    async def release(self, rollout_id: str) -> None:
+        """Drop the finished rollout from the proxy's memory; its records stay on disk."""
+        await self._call("DELETE", f"/rollouts/{rollout_id}")
 
     async def aclose(self) -> None:
         await self._client.aclose()

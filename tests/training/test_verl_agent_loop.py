@@ -42,6 +42,9 @@ class RecordedProxy:
         self.record.reward = outcome.reward
         self.record.answer = outcome.answer
 
+    async def release(self, rollout_id):
+        self.released = rollout_id
+
     async def fetch(self, rollout_id, attempt):
         calls = [c.model_copy(update={"rollout_id": rollout_id}) for c in self.calls]
         return self.record.model_copy(update={"harness": "claude_code"}), calls
@@ -165,3 +168,16 @@ def test_yaml_registration_instantiates_the_loop_with_name_kwarg():
         entry, config, None, None, None, None, DictConfigWrap(OmegaConf.create({}))
     )
     assert type(loop).__name__ == "ForgeProxyAgentLoop" and loop.credit.name == "broadcast"
+
+
+def test_backend_failure_is_a_judged_crash_not_an_exception():
+    _, records, _ = claude_code_rollout()
+    proxy = RecordedProxy(records[:2])  # the harness died after two calls, before any answer
+
+    async def broken(spec):
+        raise OSError("sandbox vanished")
+
+    loop, backend = _loop(proxy, RolloutOutcome("completed"))
+    backend.script = broken
+    assert _run(loop) == []
+    assert loop.discards == {"harness_crash_without_answer": 1} and proxy.released

@@ -20,7 +20,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetr
 
 from forge_eval._errors import UsageError
 from forge_eval.training._proxy_control import HttpProxyControl, ProxyControl
-from forge_eval.training.backends import ROLLOUT_BACKENDS, RolloutBackend, RolloutSpec
+from forge_eval.training.backends import ROLLOUT_BACKENDS, RolloutBackend, RolloutOutcome, RolloutSpec
 from forge_eval.training.credit import credit_variant
 from forge_eval.training.failures import discard_reason
 from forge_eval.training.trajectories import build_trajectory
@@ -107,6 +107,22 @@ class ForgeProxyAgentLoop(AgentLoopBase):
         self.proxy = proxy
         self.discards: Counter[str] = Counter()
 
+    async def _run_backend(self, spec: RolloutSpec, deadline: float) -> RolloutOutcome:
+        """Run the harness; a backend failure ends the rollout as a crash, which the failure policy judges
+        (an exception here would instead mark the whole task group failed in veRL V1)."""
+        try:
+            handle = await self.backend.start(spec)
+        except Exception as e:
+            logger.warning("rollout backend could not start %s: %s", spec.rollout_id, e)
+            return RolloutOutcome(status="harness_crash")
+        try:
+            return await self.backend.wait(handle, deadline)
+        except Exception as e:
+            logger.warning("rollout backend failed while running %s: %s", spec.rollout_id, e)
+            return RolloutOutcome(status="harness_crash")
+        finally:
+            await self.backend.stop(handle)
+
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[AgentLoopOutput]:
         task = _task(kwargs)
         started = time.time()
@@ -131,13 +147,10 @@ class ForgeProxyAgentLoop(AgentLoopBase):
             api_key=created.api_key,
             deadline_s=self.deadline_s,
         )
-        handle = await self.backend.start(spec)
-        try:
-            outcome = await self.backend.wait(handle, started + self.deadline_s)
-        finally:
-            await self.backend.stop(handle)
+        outcome = await self._run_backend(spec, started + self.deadline_s)
         await self.proxy.report(rollout_id, 0, outcome)
         record, calls = await self.proxy.fetch(rollout_id, 0)
+        await self.proxy.release(rollout_id)
         trajectory = build_trajectory(record, calls)
         reason = discard_reason(trajectory)
         fields = [] if reason else output_fields(trajectory, self.credit, merge=self.merge)
