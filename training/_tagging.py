@@ -169,6 +169,8 @@ def tag_calls(
         head = chain_heads[i]
         ctx.chain_head_role = roles[head] if head != i else None
         role = next(r for rule in rules if (r := rule(s, ctx)) is not None)
+        # The first tool-using call that is not a helper call is the main agent: it defines "main" for
+        # the subagent rules and is tagged again against that definition.
         if ctx.main_fingerprint is None and s.tools_offered and role not in ("title", "aux"):
             ctx.main_fingerprint, ctx.main_thread, ctx.main_alias = (
                 s.system_fingerprint,

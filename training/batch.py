@@ -95,7 +95,7 @@ def _row(t: Trajectory, members: list[int], credits: list[CallCredit], advantage
         logprobs=np.concatenate(logprobs),
         advantages=np.concatenate(advs),
         loss_weights=mask.astype(np.float32),
-        reward=float(t.rollout.reward or 0.0),
+        reward=float(t.rollout.reward),  # type: ignore[arg-type]  # rollout_rows checked it
     )
 
 
@@ -119,6 +119,10 @@ def rollout_rows(
     """
     if loss_norm not in ("token", "rollout"):
         raise UsageError(f"unknown loss normalisation '{loss_norm}'", hint="use 'token' or 'rollout'")
+    if trajectory.rollout.reward is None:  # never train on a silently substituted reward
+        raise ValueError(
+            f"rollout {trajectory.rollout.rollout_id} has no reward; the failure policy drops it"
+        )
     groups = trajectory.chains if merge else [[i] for i in range(len(trajectory.calls))]
     rows = [_row(trajectory, members, credits, advantage) for members in groups]
     seq = {c.call_id: c.seq for c in trajectory.calls}
