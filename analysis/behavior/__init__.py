@@ -10,6 +10,7 @@ bootstrap CIs (`summarize_behavior`, `compare_behavior`) and writes `DIR/behavio
 from forge_eval.analysis.behavior._access import Access, same_resource
 from forge_eval.analysis.behavior._analyze import analyze_run
 from forge_eval.analysis.behavior._capabilities import CAPABILITIES, Capability, capability_values
+from forge_eval.analysis.behavior._records import read_parse_verdicts
 from forge_eval.analysis.behavior._rules import HARNESS_RULES, HarnessRules, ToolRule, rules_for
 from forge_eval.analysis.behavior._section import BEHAVIOR_FILE, behavior_section
 from forge_eval.analysis.behavior._shell import SHELL_COMMANDS, CommandRule, ShellAccess, classify_shell
@@ -28,6 +29,7 @@ __all__ = [
     "ROLLOUT_COLUMNS",
     "Transcripts",
     "classify_call",
+    "read_parse_verdicts",
     "read_run_transcripts",
     "read_transcripts",
     "Access",

@@ -104,6 +104,8 @@ def _group_summary(transcripts: Transcripts, n_resamples: int, random_state: int
         "n_seeds": int(rollouts["seed"].nunique()),
         "n_successful": int(rollouts["passed"].sum()),
         "n_calls": int((transcripts.calls["tool"] != "").sum()),
+        # rollouts whose proxy records gave a parse verdict per turn ("matched") or could not ("mismatched")
+        "proxy_records": {str(k): int(v) for k, v in rollouts["records"].value_counts().items() if k},
         "call_counts": {str(k): int(v) for k, v in tools_by_count.items()},
         "capabilities": {name: interval(cells) for name, cells in capability_cells(transcripts).items()},
         "tool_shares": shares,

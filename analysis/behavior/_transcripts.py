@@ -29,6 +29,7 @@ from inspect_ai.tool import ToolCall, ToolCallError
 
 from forge_eval._errors import ForgeError
 from forge_eval.analysis.behavior._access import access_kind
+from forge_eval.analysis.behavior._records import RolloutKey, read_parse_verdicts
 from forge_eval.analysis.behavior._rules import CallAccess, HarnessRules, rules_for
 from forge_eval.analysis.behavior._services import service_access, service_tool
 from forge_eval.benchmarks.services import TOOL_SPECS, ToolSpec
@@ -39,7 +40,7 @@ CALL_COLUMNS = [
 ]  # fmt: skip
 ROLLOUT_COLUMNS = [
     "task_id", "seed", "epoch", "harness", "passed", "score", "n_calls", "n_turns", "ended_malformed",
-    "services", "required_tools", "plan", "category", "difficulty",
+    "records", "services", "required_tools", "plan", "category", "difficulty",
 ]  # fmt: skip
 ERROR_KINDS = ("tool_error", "nonzero_exit", "timeout", "malformed")
 
@@ -207,27 +208,59 @@ def _call_row(
 _NO_ACCESS = ToolCallAccess(CallAccess(frozenset(), ()), None, False)
 
 
+@dataclass(frozen=True)
+class SampleCalls:
+    """One sample's call rows and what the rollout table needs to know about its turns.
+
+    Attributes:
+        rows: Call rows (`CALL_COLUMNS`), in order.
+        turns: Agent model turns.
+        ended_malformed: The last agent turn was a malformed tool-call payload.
+        records: "matched" when proxy records gave a parse verdict per turn, "mismatched" when their
+            count differs from the turns (they are then not used), "" without records.
+    """
+
+    rows: list[dict[str, Any]]
+    turns: int
+    ended_malformed: bool
+    records: str
+
+
+def _agent_turn(event: Any) -> bool:
+    """A model call of the agent: judges and graders (events with a `role`) and failed calls are not."""
+    return isinstance(event, ModelEvent) and not event.role and not event.error and bool(event.output.choices)
+
+
 def sample_calls(
     sample: EvalSample,
     key: dict[str, Any],
     rules: HarnessRules,
     specs: Mapping[str, ToolSpec] = TOOL_SPECS,
-) -> tuple[list[dict[str, Any]], int, bool]:
-    """The call rows of one sample, its number of agent model turns, and whether the last was malformed.
+    parse_verdicts: list[bool] | None = None,
+) -> SampleCalls:
+    """The call rows of one sample.
 
-    Model events with a `role` (judges, graders) are not the agent's and are skipped.
+    Args:
+        sample: The Inspect sample.
+        key: Columns every row carries (task_id, seed, epoch, harness).
+        rules: The harness's tool rules.
+        specs: Service tool descriptions.
+        parse_verdicts: Per agent turn, whether the proxy's record of it carries a tool-call parse
+            failure; used when there is exactly one per turn.
     """
     services = list((sample.metadata or {}).get("services") or [])
     results = _results(sample)
+    events = [e for e in sample.events if _agent_turn(e)]
+    records = ""
+    verdicts = [False] * len(events)
+    if parse_verdicts is not None:
+        records = "matched" if len(parse_verdicts) == len(events) else "mismatched"
+        verdicts = parse_verdicts if records == "matched" else verdicts
     rows: list[dict[str, Any]] = []
-    turn = 0
     last_malformed = False
-    for event in sample.events:
-        if not isinstance(event, ModelEvent) or event.role or event.error or not event.output.choices:
-            continue
-        turn += 1
+    for turn, event in enumerate(events, start=1):
         message = event.output.message
-        last_malformed = _malformed(event, message)
+        last_malformed = _malformed(event, message) or verdicts[turn - 1]
         if last_malformed and not any(c.parse_error for c in message.tool_calls or []):
             rows.append(_call_row(key, len(rows), turn, None, None, _NO_ACCESS, "malformed"))
         for call in message.tool_calls or []:
@@ -237,7 +270,7 @@ def sample_calls(
             classified = classify_call(tool, call.arguments or {}, rules, services, specs, text)
             kind = _error_kind(result, call, classified, rules)
             rows.append(_call_row(key, len(rows), turn, call, result, classified, kind))
-    return rows, turn, last_malformed
+    return SampleCalls(rows, len(events), last_malformed, records)
 
 
 def _seed(log: EvalLog) -> int:
@@ -271,6 +304,7 @@ def read_transcripts(
     passed: Mapping[tuple[str, int, int], bool] | None = None,
     threshold: float = 1.0,
     specs: Mapping[str, ToolSpec] = TOOL_SPECS,
+    records: Mapping[RolloutKey, list[bool]] | None = None,
 ) -> Transcripts:
     """Read eval logs (paths or loaded logs) into the per-call and per-rollout tables.
 
@@ -281,6 +315,7 @@ def read_transcripts(
             passes when its first score is >= `threshold`.
         threshold: Pass threshold on the first score, used without `passed`.
         specs: Service tool descriptions (tool name -> ToolSpec); forge-eval's services by default.
+        records: The proxy's per-turn parse verdicts of the run (`read_parse_verdicts`), if recorded.
 
     Returns:
         The run's Transcripts.
@@ -297,19 +332,20 @@ def read_transcripts(
         rules = rules_for(name)
         for sample in log.samples or []:
             key = {"task_id": str(sample.id), "seed": seed, "epoch": int(sample.epoch), "harness": name}
-            rows, turns, ended_malformed = sample_calls(sample, key, rules, specs)
             ident = (key["task_id"], seed, key["epoch"])
+            found = sample_calls(sample, key, rules, specs, (records or {}).get(ident))
             score = _score(sample)
             solved = passed.get(ident) if passed is not None else None
             metadata = sample.metadata or {}
-            calls[ident] = rows
+            calls[ident] = found.rows
             rollouts[ident] = {
                 **key,
                 "passed": bool(solved) if solved is not None else bool(score >= threshold),
                 "score": score,
-                "n_calls": sum(1 for r in rows if r["tool"]),
-                "n_turns": turns,
-                "ended_malformed": ended_malformed,
+                "n_calls": sum(1 for r in found.rows if r["tool"]),
+                "n_turns": found.turns,
+                "ended_malformed": found.ended_malformed,
+                "records": found.records,
                 "services": list(metadata.get("services") or []),
                 # None (not []) when the task does not say: coverage then falls back to services
                 "required_tools": _optional_list(metadata.get("required_tools")),
@@ -331,8 +367,13 @@ def _passed_from_trials(path: Path) -> dict[tuple[str, int, int], bool]:
         }
 
 
+RECORDS_DIR = "records"
+
+
 def read_run_transcripts(run_dir: str | Path) -> Transcripts:
     """Read a run directory (`forge-eval run --out DIR`): its logs, harness and per-trial outcomes.
+
+    The proxy's call records are used when the run has them (`DIR/records/`).
 
     Raises:
         ForgeError: The directory has no logs.
@@ -349,4 +390,6 @@ def read_run_transcripts(run_dir: str | Path) -> Transcripts:
     harness = json.loads(results_path.read_text()).get("harness") if results_path.is_file() else None
     trials = run_dir / "trials.csv"
     passed = _passed_from_trials(trials) if trials.is_file() else None
-    return read_transcripts(infos, harness=harness, passed=passed)
+    records_dir = run_dir / RECORDS_DIR
+    records = read_parse_verdicts(records_dir) if records_dir.is_dir() else None
+    return read_transcripts(infos, harness=harness, passed=passed, records=records)

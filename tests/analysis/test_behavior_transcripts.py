@@ -6,7 +6,8 @@ import pytest
 from _behavior_logs import Call, eval_log, run_dir, sample, turn
 
 from forge_eval._errors import ForgeError
-from forge_eval.analysis.behavior import read_run_transcripts, read_transcripts
+from forge_eval.analysis.behavior import read_parse_verdicts, read_run_transcripts, read_transcripts
+from forge_eval.training.records import CallRecord, RolloutRecord
 
 
 def test_native_and_bridged_logs_give_the_same_calls_and_results(tmp_path: Path) -> None:
@@ -139,3 +140,41 @@ def test_missing_logs_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ForgeError, match="no Inspect logs in") as info:
         read_run_transcripts(tmp_path)
     assert "forge-eval run" in (info.value.hint or "")
+
+
+def _records(root: Path, rollout_id: str, task_id: str, seed: int, verdicts: list[bool]) -> None:
+    attempt = root / "records" / rollout_id / "0"
+    attempt.mkdir(parents=True)
+    rollout = RolloutRecord(rollout_id=rollout_id, task_id=task_id, mode="eval", seed=seed, epoch=1)
+    (attempt / "rollout.json").write_text(rollout.model_dump_json())
+    lines = []
+    for seq, failed in enumerate(verdicts):
+        response = {"choices": [], "forge": {"tool_parse": "failed" if failed else "native"}}
+        record = CallRecord(
+            call_id=f"{rollout_id}-{seq}",
+            rollout_id=rollout_id,
+            seq=seq,
+            api="chat",
+            path="/v1/chat/completions",
+            original_request={},
+            served_request={},
+            upstream_response=response,
+            t_received=0.0,
+        )
+        lines.append(record.model_dump_json())
+    (attempt / "calls.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_proxy_records_supply_parse_verdicts_inspect_did_not_keep(tmp_path: Path) -> None:
+    # the model's last turn is plain text: only the server's marker (kept by the proxy) says it was
+    # a tool call that failed to parse
+    turns = [turn(Call("bash", {"cmd": "ls"}, "a")), turn(text="I'll now call the mail tool.")]
+    logs = [eval_log([sample("t1", turns), sample("t2", turns)], seed=3)]
+    run = run_dir(tmp_path, logs)
+    _records(run, "r1", "t1", 3, [False, True])
+    _records(run, "r2", "t2", 3, [False])  # one record for two turns: not used
+    t = read_run_transcripts(run)
+    rollouts = t.rollouts.set_index("task_id")
+    assert rollouts["records"].to_dict() == {"t1": "matched", "t2": "mismatched"}
+    assert rollouts["ended_malformed"].to_dict() == {"t1": True, "t2": False}
+    assert read_parse_verdicts(run / "records") == {("t1", 3, 1): [False, True], ("t2", 3, 1): [False]}
