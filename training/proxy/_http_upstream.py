@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 
 from forge_eval.training.proxy._canonical import CanonicalRequest
-from forge_eval.training.proxy._openai_parse import parse_upstream
+from forge_eval.training.proxy._openai_parse import parse_upstream, without_token_data
 from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult
 from forge_eval.training.records import ErrorKind, UpstreamFailure
 
@@ -145,8 +145,9 @@ class HttpUpstream:
                     except ValueError as e:
                         kind, message = "http_5xx", f"upstream sent an unreadable answer: {e}"
                     else:
+                        slim = without_token_data(raw)
                         return UpstreamResult(
-                            response, body, raw, endpoint, status, failures, t_start, time.time()
+                            response, body, slim, endpoint, status, failures, t_start, time.time()
                         )
                 else:
                     message = _error_message(status, content)

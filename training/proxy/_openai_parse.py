@@ -19,7 +19,19 @@ def _logprobs(choice: dict[str, Any]) -> list[float] | None:
 
 
 def _ids(value: Any) -> list[int] | None:
-    return [int(t) for t in value] if isinstance(value, list) else None
+    return value if isinstance(value, list) else None
+
+
+def without_token_data(raw: dict[str, Any]) -> dict[str, Any]:
+    """The upstream answer minus its token ids and logprobs, which the record keeps in typed fields
+    (storing them twice would double the record of every call)."""
+    slim = {k: v for k, v in raw.items() if k != "prompt_token_ids"}
+    slim["choices"] = [
+        {k: v for k, v in c.items() if k not in ("token_ids", "prompt_token_ids", "logprobs")}
+        for c in raw.get("choices", [])
+        if isinstance(c, dict)
+    ]
+    return slim
 
 
 def _tool_calls(message: dict[str, Any]) -> list[ToolCall]:

@@ -1,0 +1,190 @@
+"""Recording-proxy overhead: the same chat requests sent straight to a fast local upstream and through the
+proxy, side by side, at concurrency 1 and 32, streamed and not.
+
+The upstream is forge-eval's scripted upstream (microseconds of work per call), so the difference is
+the proxy's own cost: parsing, keying, the upstream hop, SSE synthesis and the durable record write.
+Upstream, proxy and load generator each run in their own process (all on this machine's cores).
+Targets (issue 3): <= 2 ms added p50 latency, >= 500 calls/s on 2 cores.
+
+    .venv/bin/python bench/proxy_overhead.py [--calls 2000] [--seconds 20]
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import aiohttp
+import httpx
+
+from forge_eval.training.proxy import free_port
+
+UPSTREAM = """
+import sys, uvicorn
+from forge_eval.training.proxy import ScriptedUpstream
+uvicorn.run(ScriptedUpstream(keep_requests=False).app(), host="127.0.0.1", port=int(sys.argv[1]),
+            log_level="warning", access_log=False)
+"""
+SECRET = "bench-secret"
+
+
+def body(stream: bool) -> dict:
+    """A mid-sized agent turn (~6 KB: system prompt, history, two tools)."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": n,
+                "description": "d" * 300,
+                "parameters": {"type": "object", "properties": {"command": {"type": "string"}}},
+            },
+        }
+        for n in ("exec", "read")
+    ]
+    messages = [
+        {"role": "system", "content": "You are a coding agent. " * 120},
+        {"role": "user", "content": "create hello.txt containing hi"},
+    ]
+    return {
+        "model": "forge-policy",
+        "messages": messages,
+        "tools": tools,
+        "stream": stream,
+        "temperature": 0.5,
+    }
+
+
+def wait_ready(url: str, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"server for {url} exited with {process.returncode}")
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise SystemExit(f"server for {url} did not start")
+
+
+async def load(url: str, headers: dict, stream: bool, concurrency: int, calls: int, seconds: float) -> dict:
+    """`calls` requests (or as many as fit in `seconds`) with `concurrency` workers on keep-alive
+    connections. The client is aiohttp, the lightest load generator at hand, so that it leaves CPU to the
+    servers being measured."""
+    payload = json.dumps(body(stream)).encode()
+    latencies: list[float] = []
+    remaining = calls
+    stop_at = time.perf_counter() + seconds
+    connector = aiohttp.TCPConnector(limit=concurrency)
+    async with aiohttp.ClientSession(
+        connector=connector, headers={**headers, "content-type": "application/json"}
+    ) as c:
+
+        async def post() -> None:
+            async with c.post(url, data=payload) as answer:
+                await answer.read()
+                if answer.status != 200:
+                    raise SystemExit(f"{url} answered {answer.status}")
+
+        async def worker() -> None:
+            nonlocal remaining
+            while remaining > 0 and time.perf_counter() < stop_at:
+                remaining -= 1
+                t0 = time.perf_counter()
+                await post()
+                latencies.append(time.perf_counter() - t0)
+
+        await asyncio.gather(*(post() for _ in range(concurrency)))  # open the connections
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - t0
+    latencies.sort()
+    return {
+        "n": len(latencies),
+        "p50_ms": 1000 * statistics.median(latencies),
+        "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
+        "calls_s": len(latencies) / wall,
+    }
+
+
+def best_of(repeats: int, *args: object) -> dict:
+    """The median run of `repeats` (by p50): one measurement is at the mercy of other load on the cores."""
+    runs = sorted((asyncio.run(load(*args)) for _ in range(repeats)), key=lambda r: r["p50_ms"])  # type: ignore[arg-type]
+    return runs[len(runs) // 2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000, help="requests per measurement (bounded)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="time cap per measurement")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (the median is shown)")
+    args = parser.parse_args()
+    upstream_port, proxy_port = free_port(), free_port()
+    records = tempfile.mkdtemp(prefix="forge-bench-records-")
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    upstream = subprocess.Popen([sys.executable, "-c", UPSTREAM, str(upstream_port)], env=env)
+    proxy = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "forge_eval._cli.main",
+            "proxy",
+            "serve",
+            "--upstream",
+            f"http://127.0.0.1:{upstream_port}",
+            "--port",
+            str(proxy_port),
+            "--records",
+            records,
+            "--secret",
+            SECRET,
+            "--served-model",
+            "scripted-policy",
+        ],
+        env=env,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_ready(f"http://127.0.0.1:{upstream_port}/v1/models", upstream)
+        wait_ready(f"http://127.0.0.1:{proxy_port}/healthz", proxy)
+        created = httpx.post(
+            f"http://127.0.0.1:{proxy_port}/rollouts",
+            json={"rollout_id": "bench"},
+            headers={"Authorization": f"Bearer {SECRET}"},
+        ).json()
+        direct = (f"http://127.0.0.1:{upstream_port}/v1/chat/completions", {})
+        proxied = (
+            f"http://127.0.0.1:{proxy_port}/v1/chat/completions",
+            {"Authorization": f"Bearer {created['api_key']}"},
+        )
+        load_avg = os.getloadavg()[0]
+        size = len(json.dumps(body(False)))
+        print(f"cores: {os.cpu_count()} (load {load_avg:.1f}); request {size} bytes; records in {records}")
+        print("direct: the upstream answers JSON even to stream requests (the proxy synthesizes the SSE)")
+        print(
+            f"{'mode':<12}{'conc':>5} | {'direct p50':>10} {'p99':>7} {'calls/s':>8} | "
+            f"{'proxy p50':>10} {'p99':>7} {'calls/s':>8} | {'added p50':>9} {'added p99':>9}"
+        )
+        for stream in (False, True):
+            for concurrency in (1, 32):
+                calls = args.calls if concurrency > 1 else max(200, args.calls // 5)
+                d = best_of(args.repeats, *direct, stream, concurrency, calls, args.seconds)
+                p = best_of(args.repeats, *proxied, stream, concurrency, calls, args.seconds)
+                mode = "stream" if stream else "json"
+                direct_cols = f"{d['p50_ms']:>8.2f}ms {d['p99_ms']:>5.1f}ms {d['calls_s']:>8.0f}"
+                proxy_cols = f"{p['p50_ms']:>8.2f}ms {p['p99_ms']:>5.1f}ms {p['calls_s']:>8.0f}"
+                added = f"{p['p50_ms'] - d['p50_ms']:>7.2f}ms {p['p99_ms'] - d['p99_ms']:>7.1f}ms"
+                print(f"{mode:<12}{concurrency:>5} | {direct_cols} | {proxy_cols} | {added}", flush=True)
+    finally:
+        for process in (proxy, upstream):
+            process.terminate()
+            process.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
