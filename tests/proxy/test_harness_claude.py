@@ -7,7 +7,7 @@ import pytest
 from forge_eval.training.proxy import read_calls
 from tests.proxy._harnesses import TASK, binary, isolated_env, run_harness
 
-pytestmark = [pytest.mark.harness, pytest.mark.e2e]
+pytestmark = pytest.mark.harness
 
 OFFLINE = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",

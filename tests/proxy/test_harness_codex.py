@@ -8,10 +8,10 @@ import pytest
 from forge_eval.training.proxy import read_calls
 from tests.proxy._harnesses import TASK, binary, isolated_env, run_harness
 
-pytestmark = [pytest.mark.harness, pytest.mark.e2e]
+pytestmark = pytest.mark.harness
 
 
-def _codex(proxy, run: Path, base_url: str, key: str):
+def _codex(proxy, run: Path, base_url: str, key: str, model: str = "forge-policy"):
     codex = binary("codex")
     work = run / "work"
     work.mkdir(parents=True)
@@ -36,7 +36,7 @@ def _codex(proxy, run: Path, base_url: str, key: str):
         "-c",
         "check_for_update_on_startup=false",
         "-c",
-        "model=forge-policy",
+        f"model={model}",
         "-c",
         "model_provider=forge",
         "-c",
@@ -87,3 +87,24 @@ def test_codex_writes_the_file_through_the_proxy(proxy, scripted, tmp_path, keyi
     assert calls[0].model_alias == "forge-policy"
     assert calls[0].user_agent and calls[0].user_agent.startswith("codex")
     assert calls[0].completion_token_ids and calls[0].completion_logprobs
+
+
+def test_codex_apply_patch_is_a_custom_tool_round_trip(proxy, scripted, tmp_path):
+    """With a known model slug Codex offers `apply_patch` as a freeform (custom) tool."""
+    created = proxy.rollout("codex-patch", harness="codex")
+    scripted.policy.patch_tool = "apply_patch"
+    try:
+        result, work = _codex(proxy, tmp_path, f"{proxy.url}{created['base_path']}/v1", "k", model="gpt-5.5")
+    finally:
+        scripted.policy.patch_tool = None
+    assert result.returncode == 0, result.stderr[-2000:] + result.stdout[-2000:]
+    assert (work / "hello.txt").read_text().strip() == "hi"
+    first, second = read_calls(proxy.records, "codex-patch")
+    custom = [t for t in first.original_request["tools"] if t.get("type") == "custom"]
+    assert [t["name"] for t in custom] == ["apply_patch"]
+    item = first.returned_response["output"][0]
+    assert item["type"] == "custom_tool_call" and item["input"].startswith("*** Begin Patch")
+    outputs = [i for i in second.original_request["input"] if i.get("type") == "custom_tool_call_output"]
+    assert outputs and outputs[0]["call_id"] == item["call_id"]
+    served_call = second.served_request["messages"][-2]["tool_calls"][0]
+    assert json.loads(served_call["function"]["arguments"]) == {"input": item["input"]}

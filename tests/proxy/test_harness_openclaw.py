@@ -7,7 +7,7 @@ import pytest
 from forge_eval.training.proxy import read_calls
 from tests.proxy._harnesses import TASK, binary, isolated_env, run_harness
 
-pytestmark = [pytest.mark.harness, pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 
 def _config(base_url: str, key: str) -> dict:

@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import httpx
-import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import ModelEvent
@@ -15,8 +14,6 @@ from inspect_ai.solver import Generate, TaskState, solver
 from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, read_calls, serve_in_task
 from forge_eval.training.records import RolloutRecord
 from tests.proxy._harnesses import NPM_BIN, TASK, isolated_env
-
-pytestmark = pytest.mark.e2e
 
 
 def _policy(messages, tools, tool_choice, config) -> ModelOutput:

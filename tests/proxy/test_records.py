@@ -10,7 +10,6 @@ import time
 import httpx
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 from click.testing import CliRunner
 
 from forge_eval._cli.proxy import proxy as proxy_cli
@@ -46,7 +45,6 @@ def _start_proxy(upstream_url: str, records, port: int) -> subprocess.Popen:
     raise AssertionError(f"proxy did not start: {process.stderr.read().decode()[-2000:]}")
 
 
-@pytest.mark.e2e
 def test_kill_9_loses_no_delivered_call(upstream, scripted, tmp_path):
     port = free_port()
     records = tmp_path / "records"

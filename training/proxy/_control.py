@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from forge_eval.training.proxy._adapters import ConversationStore
 from forge_eval.training.proxy._call import presented_key
 from forge_eval.training.proxy._keys import ROLLOUT_ID, sign_key
 from forge_eval.training.proxy._records import attempt_dir, read_calls
@@ -185,6 +186,7 @@ class Control:
             record.exit_code = int(body["exit_code"])
         record.t_end = time.time()
         record.n_calls = state.next_seq
+        state.conversations = ConversationStore()  # the harness is gone: nothing will continue them
         await self.proxy.writer.write_rollout(record)
         return JSONResponse(self._describe(state))
 

@@ -42,9 +42,27 @@ def _text(content: Any) -> str:
 
 @dataclass
 class ScriptedPolicy:
-    """Decides the next assistant turn from the conversation alone (no state between calls)."""
+    """Decides the next assistant turn from the conversation alone (no state between calls).
+
+    Args:
+        final_answer: The answer once a tool result is in the conversation (`{path}` is filled in).
+        patch_tool: Name of a freeform patch tool to prefer over the shell when offered (e.g. Codex's
+            `apply_patch`, a Responses `custom` tool).
+    """
 
     final_answer: str = "Done: created {path}."
+    patch_tool: str | None = None
+
+    def patch_call(self, tools: list[dict[str, Any]], path: str, content: str) -> tuple[str, str] | None:
+        """(tool name, JSON arguments) adding the file with the freeform `patch_tool` (Codex apply_patch)."""
+        for tool in tools:
+            function = tool.get("function", {})
+            if function.get("name") == self.patch_tool and "input" in function.get("parameters", {}).get(
+                "properties", {}
+            ):
+                patch = f"*** Begin Patch\n*** Add File: {path}\n+{content}\n*** End Patch\n"
+                return function["name"], json.dumps({"input": patch})
+        return None
 
     def task(self, messages: list[dict[str, Any]]) -> tuple[int, str, str] | None:
         """(message index, path, content) of the last user message that states a file task."""
@@ -77,7 +95,9 @@ class ScriptedPolicy:
             answer = self.final_answer.format(path=path)
             return {"message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}
         command = f"printf '%s' {shlex.quote(content)} > {shlex.quote(path)}"
-        call = self.shell_call(body.get("tools") or [], command)
+        tools = body.get("tools") or []
+        call = self.patch_call(tools, path, content) if self.patch_tool else None
+        call = call or self.shell_call(tools, command)
         if call is None:
             return {"message": {"role": "assistant", "content": f"Run: {command}"}, "finish_reason": "stop"}
         tool_call = {

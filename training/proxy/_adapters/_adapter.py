@@ -19,10 +19,11 @@ from forge_eval.training.records import Api
 class ConversationStore:
     """Conversations by response id, so a Responses request can continue from `previous_response_id`.
 
-    Bounded: a rollout keeps its latest `capacity` responses (harnesses chain from the last one).
+    Bounded: a rollout keeps its latest `capacity` responses (harnesses chain from the last one; Codex
+    sends `store: false` and the whole input every time, so it needs none).
     """
 
-    def __init__(self, capacity: int = 256) -> None:
+    def __init__(self, capacity: int = 32) -> None:
         self.capacity = capacity
         self._items: dict[str, list[dict[str, Any]]] = {}
 
