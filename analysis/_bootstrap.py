@@ -26,8 +26,7 @@ from scipy.special import ndtr, ndtri
 
 from forge_eval._errors import UsageError
 from forge_eval._registry import Registry
-
-from ._cells import CellGrid, grid_from_array, grid_from_frame
+from forge_eval.analysis._cells import CellGrid, grid_from_array, grid_from_frame
 
 RandomState = int | np.random.Generator | None
 

@@ -18,10 +18,15 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from forge_eval._errors import UsageError
-
-from ._bootstrap import DEFAULT_WITHIN_TASK, STATISTICS, BootstrapResult, RandomState, bootstrap_grid
-from ._cells import CellGrid, grid_from_frame
-from ._passk import pass_at_k, pass_hat_k
+from forge_eval.analysis._bootstrap import (
+    DEFAULT_WITHIN_TASK,
+    STATISTICS,
+    BootstrapResult,
+    RandomState,
+    bootstrap_grid,
+)
+from forge_eval.analysis._cells import CellGrid, grid_from_frame
+from forge_eval.analysis._passk import pass_at_k, pass_hat_k
 
 _REQUIRED = ("task_id", "seed", "epoch", "score", "passed")
 

@@ -10,8 +10,13 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from forge_eval._errors import UsageError
-
-from ._bootstrap import DEFAULT_WITHIN_TASK, BootstrapResult, RandomState, Statistic, hierarchical_bootstrap
+from forge_eval.analysis._bootstrap import (
+    DEFAULT_WITHIN_TASK,
+    BootstrapResult,
+    RandomState,
+    Statistic,
+    hierarchical_bootstrap,
+)
 
 
 @dataclass(frozen=True)
