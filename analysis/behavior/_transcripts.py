@@ -29,7 +29,7 @@ from inspect_ai.tool import ToolCall, ToolCallError
 
 from forge_eval._errors import ForgeError
 from forge_eval.analysis.behavior._access import access_kind
-from forge_eval.analysis.behavior._records import RolloutKey, read_parse_verdicts
+from forge_eval.analysis.behavior._records import RolloutKey, parse_failed, read_parse_verdicts
 from forge_eval.analysis.behavior._rules import CallAccess, HarnessRules, rules_for
 from forge_eval.analysis.behavior._services import service_access, service_tool
 from forge_eval.benchmarks.services import TOOL_SPECS, ToolSpec
@@ -42,7 +42,6 @@ ROLLOUT_COLUMNS = [
     "task_id", "seed", "epoch", "harness", "passed", "score", "n_calls", "n_turns", "ended_malformed",
     "records", "services", "required_tools", "plan", "category", "difficulty",
 ]  # fmt: skip
-ERROR_KINDS = ("tool_error", "nonzero_exit", "timeout", "malformed")
 
 # Text a model wrote when it meant to call a tool but the payload did not parse into a call:
 # Hermes/Qwen `<tool_call>`, Llama `<function=`, Mistral `[TOOL_CALLS]`, bare JSON {"name", "arguments"}.
@@ -87,18 +86,12 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _forge_parse_failed(event: ModelEvent) -> bool:
-    """The embedded model server's marker for a tool-call payload it could not parse."""
-    sources: list[Any] = [event.output.metadata or {}]
-    if event.call is not None:
-        sources.append(event.call.response or {})
-        choices = (event.call.response or {}).get("choices") or []
-        sources.extend(c.get("message", {}) for c in choices if isinstance(c, dict))
-    return any(isinstance(s.get("forge"), dict) and s["forge"].get("tool_parse") == "failed" for s in sources)
-
-
 def _malformed(event: ModelEvent, message: ChatMessageAssistant) -> bool:
-    if _forge_parse_failed(event) or any(c.parse_error for c in message.tool_calls or []):
+    """A parse failure: the embedded server's marker in the raw response (logged for the first calls,
+    or all with `log_model_api=True`), Inspect's own `parse_error`, or a tool call left as text."""
+    if event.call is not None and parse_failed(event.call.response):
+        return True
+    if any(c.parse_error for c in message.tool_calls or []):
         return True
     return not message.tool_calls and bool(_TOOL_CALL_TEXT.search(message.text or ""))
 

@@ -22,6 +22,7 @@ from inspect_ai.model import (
     ChatMessageTool,
     ChatMessageUser,
     GenerateConfig,
+    ModelCall,
     ModelOutput,
 )
 from inspect_ai.scorer import Score
@@ -54,13 +55,10 @@ def turn(*calls: Call, text: str = "", forge_parse_failed: bool = False) -> Turn
 
 
 def _model_event(history: list[ChatMessage], message: ChatMessageAssistant, forge_failed: bool) -> ModelEvent:
-    output = ModelOutput(
-        model="scripted",
-        choices=[
-            ChatCompletionChoice(message=message, stop_reason="tool_calls" if message.tool_calls else "stop")
-        ],
-        metadata={"forge": {"tool_parse": "failed"}} if forge_failed else None,
-    )
+    stop = "tool_calls" if message.tool_calls else "stop"
+    output = ModelOutput(model="scripted", choices=[ChatCompletionChoice(message=message, stop_reason=stop)])
+    # the embedded model server's marker sits at the top of its raw response, which Inspect logs as the call
+    raw = {"choices": [], "forge": {"tool_parse": "failed" if forge_failed else "native"}}
     return ModelEvent(
         model="scripted",
         input=list(history),
@@ -68,6 +66,7 @@ def _model_event(history: list[ChatMessage], message: ChatMessageAssistant, forg
         tool_choice="auto",
         config=GenerateConfig(),
         output=output,
+        call=ModelCall(request={}, response=raw),
     )
 
 
