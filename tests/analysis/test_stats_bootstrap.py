@@ -117,6 +117,31 @@ def test_unbalanced_grand_mean_distribution_matches_a_python_loop_reference():
     assert (result.n_tasks, result.n_seeds, result.n_obs) == (15, 4, len(table))
 
 
+def test_two_level_bca_matches_a_hand_written_bca_on_loop_draws():
+    """BCa on skewed, unbalanced cells vs Efron's formulas applied to the loop reference's draws,
+    with the acceleration from a jackknife that leaves out one whole task (all its seeds)."""
+    rng = np.random.default_rng(12)
+    matrix = rng.exponential(rng.exponential(1.0, size=(20, 1)), size=(20, 3))
+    matrix[rng.random(matrix.shape) < 0.2] = np.nan
+    matrix[:, 0] = np.nan_to_num(matrix[:, 0], nan=1.0)
+    table = long_table(matrix)
+    draws = loop_reference(table, 4000, np.random.default_rng(13))
+    estimate = table["value"].mean()
+    z0 = stats.norm.ppf(((draws < estimate).mean() + (draws <= estimate).mean()) / 2)
+    left_out = np.array([table.loc[table["task_id"] != t, "value"].mean() for t in table["task_id"].unique()])
+    d = left_out.mean() - left_out
+    accel = (d**3).sum() / (6 * ((d**2).sum()) ** 1.5)
+    z = stats.norm.ppf([0.025, 0.975])
+    levels = stats.norm.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
+    want_low, want_high = np.quantile(draws, levels)
+    result = hierarchical_bootstrap(table, method="bca", random_state=14)
+    percentile = hierarchical_bootstrap(table, method="percentile", random_state=14)
+    scale = draws.std()
+    assert abs(result.ci_low - want_low) < 0.15 * scale
+    assert abs(result.ci_high - want_high) < 0.15 * scale
+    assert result.ci_high - percentile.ci_high > 0.3 * scale  # skewed: BCa really moved the interval
+
+
 def test_same_seed_same_interval_different_seed_different_interval():
     table = long_table(unbalanced_matrix(np.random.default_rng(1), 20, 3))
     first = hierarchical_bootstrap(table, random_state=42)
