@@ -61,6 +61,12 @@ def proxy() -> None:
 @click.option("--retries", default=4, show_default=True, type=click.IntRange(0, 20), help="Upstream retries.")
 @click.option("--upstream-timeout", default=600.0, show_default=True, type=click.FloatRange(min=1))
 @click.option("--no-token-ids", is_flag=True, help="Do not ask the upstream for token ids and logprobs.")
+@click.option(
+    "--upstream-key",
+    envvar="FORGE_UPSTREAM_API_KEY",
+    default=None,
+    help="Bearer token for the upstream(s) [env FORGE_UPSTREAM_API_KEY].",
+)
 def serve(
     upstreams: tuple[str, ...],
     port: int,
@@ -75,6 +81,7 @@ def serve(
     retries: int,
     upstream_timeout: float,
     no_token_ids: bool,
+    upstream_key: str | None,
 ) -> None:
     """Serve harness calls from the upstream(s) and record each one under --records."""
     from forge_eval.training.proxy import ProxyConfig, create_app, serve_forever
@@ -99,6 +106,7 @@ def serve(
         upstream_retries=retries,
         upstream_timeout_s=upstream_timeout,
         token_ids=not no_token_ids,
+        upstream_api_key=upstream_key,
     )
     try:
         app = create_app(config)

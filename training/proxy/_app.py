@@ -124,6 +124,7 @@ def create_app(config: ProxyConfig, upstream: ProxyUpstream | None = None) -> St
             backoff_s=config.upstream_backoff_s,
             timeout_s=config.upstream_timeout_s,
             token_ids=config.token_ids,
+            api_key=config.upstream_api_key,
         )
     proxy = ProxyState(config=config, upstream=upstream, writer=RecordWriter(config.records_dir))
     proxy.idle.set()

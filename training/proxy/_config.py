@@ -21,6 +21,8 @@ class ProxyConfig:
         keepalive_s: A stream whose upstream has not answered after this long gets its 200 headers and
             a keep-alive event every `keepalive_s` until it does.
         pause_retry_after_s: `Retry-After` of the 429 answered while paused.
+        upstream_retries, upstream_timeout_s, upstream_backoff_s, token_ids, upstream_api_key: see
+            `HttpUpstream`.
     """
 
     records_dir: Path
@@ -36,6 +38,7 @@ class ProxyConfig:
     upstream_timeout_s: float = 600.0
     upstream_backoff_s: float = 0.25
     token_ids: bool = True
+    upstream_api_key: str | None = None
 
     @property
     def admin_token(self) -> str:

@@ -42,6 +42,7 @@ class HttpUpstream:
             header is honoured up to the same cap.
         timeout_s: Per attempt.
         token_ids: Ask for `return_token_ids` and logprobs.
+        api_key: Sent as `Authorization: Bearer` (e.g. to a vLLM started with `--api-key`).
     """
 
     def __init__(
@@ -54,6 +55,7 @@ class HttpUpstream:
         backoff_max_s: float = 8.0,
         timeout_s: float = 600.0,
         token_ids: bool = True,
+        api_key: str | None = None,
     ) -> None:
         if not endpoints:
             raise ValueError("at least one upstream endpoint is required")
@@ -65,6 +67,7 @@ class HttpUpstream:
         self.token_ids = token_ids
         self._plain: set[str] = set()  # endpoints that refused the token-id fields
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, connect=10.0)
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._session: aiohttp.ClientSession | None = None
         self._models: dict[str, str] = {}
 
@@ -73,7 +76,7 @@ class HttpUpstream:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=512, limit_per_host=256, keepalive_timeout=60)
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, json_serialize=_dumps
+                connector=connector, timeout=self._timeout, json_serialize=_dumps, headers=self._headers
             )
         return self._session
 
