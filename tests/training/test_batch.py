@@ -1,11 +1,13 @@
 """Batch rows: merged chains keep engine tokens, interstitials are masked, stats are complete."""
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from forge_eval.training.batch import build_batch
 from forge_eval.training.credit import credit_variant
 from forge_eval.training.trajectories import build_trajectory
-from tests.training.traffic import claude_code_rollout, codex_rollout
+from tests.training.traffic import Conversation, RolloutBuilder, claude_code_rollout, codex_rollout
 
 
 def _pair(make):
@@ -62,3 +64,45 @@ def test_singleton_group_is_dropped_not_given_its_raw_reward():
     batch = build_batch([t], credit=credit_variant("broadcast"))
     assert batch.rows == []
     assert (batch.stats.groups_dropped, batch.stats.rollouts_in_dropped_groups) == (1, 1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.integers(1, 6), st.integers(0, 5)), min_size=1, max_size=12),
+    st.sampled_from(["broadcast", "masked", "terminal"]),
+)
+def test_rows_cover_every_sampled_token_exactly_once(turns, variant):
+    """Random multi-agent traffic: each (agent, response length, observation length) turn is one call."""
+    b = RolloutBuilder("r0", "react", "chat", "/v1/chat/completions")
+    agents = []
+    for agent in range(3):
+        conv = Conversation(b.tok)
+        conv.add("system", f"agent {agent}")
+        conv.add("user", "task")
+        agents.append(conv)
+    for agent, n_response, n_observation in turns:
+        words = " ".join(f"w{agent}x{i}" for i in range(n_response))
+        b.call(agents[agent], tools=["bash"], response=words)
+        agents[agent].add("tool", " ".join("obs" for _ in range(n_observation)) or "-")
+    records = b.records
+    rollouts = [build_trajectory(b.rollout(reward=1.0), records)]
+    rollouts.append(build_trajectory(b.rollout(rollout_id="r1", reward=0.0), records))
+    for merge in (True, False):
+        batch = build_batch(rollouts, credit=credit_variant(variant), merge=merge)
+        rows = [r for r in batch.rows if r.rollout_id == "r0"]
+        t = rollouts[0]
+        learned = [c for c, m in zip(t.calls, credit_variant(variant).loss_mask(t), strict=True) if m]
+        assert sorted(c for r in rows for c in r.call_ids if c in {x.call_id for x in learned}) == sorted(
+            c.call_id for c in learned
+        )
+        by_id = {r.call_id: r for r in records}
+        for row in rows:
+            last = by_id[row.call_ids[-1]]
+            full = np.concatenate([row.prompt_ids, row.response_ids]).tolist()
+            assert full == last.prompt_token_ids + last.completion_token_ids
+            trained = [by_id[c] for c in row.call_ids if c in {x.call_id for x in learned}]
+            assert row.response_ids[row.response_mask == 1].tolist() == [
+                tok for r in trained for tok in r.completion_token_ids
+            ]
+        assert rows and rows[-1].response_mask.any()
+    assert t.stats.merged == len(records) - t.stats.n_chains and t.stats.breaks == 0
