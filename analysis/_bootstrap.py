@@ -146,6 +146,8 @@ class WithinTask:
 
 
 def _resample_seeds(rng: np.random.Generator, drawn_counts: NDArray[np.int64], width: int) -> NDArray:
+    if width == 1:  # one seed per task: nothing to draw
+        return np.zeros((*drawn_counts.shape[:2], 1), dtype=np.intp)
     # floor(u * m) is uniform on 0..m-1; the minimum guards u * m rounding up to m.
     uniform = rng.random((*drawn_counts.shape[:2], width))
     return np.minimum((uniform * drawn_counts).astype(np.intp), drawn_counts - 1)
