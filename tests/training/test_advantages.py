@@ -95,8 +95,7 @@ def test_per_rollout_loss_normalisation_weighs_rollouts_equally():
 )
 def test_matches_verl_compute_grpo_outcome_advantage(groups, norm_by_std):
     import torch
-
-    from tests.training._verl import core_algos
+    from verl.trainer.ppo import core_algos
 
     rewards = [r for g in groups for r in g]
     uids = np.array([f"u{i}" for i, g in enumerate(groups) for _ in g], dtype=object)

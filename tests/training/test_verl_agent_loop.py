@@ -14,7 +14,6 @@ import pytest
 from forge_eval._errors import UsageError
 from forge_eval.training.backends import InProcessTestBackend, RolloutOutcome
 from forge_eval.training.records import CallRecord, RolloutRecord
-from tests.training import _verl  # noqa: F401  (skips the module without veRL)
 from tests.training.traffic import claude_code_rollout
 
 pytestmark = pytest.mark.verl
