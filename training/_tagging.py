@@ -3,8 +3,12 @@
 Each harness has an ordered list of rules; the first rule that returns a role wins. A rule sees the call's
 signals (`_signals.CallSignals`) and the rollout context: the main agent's system-prompt fingerprint and
 conversation key (taken from the first call that offers tools and is not a title call), and the role of
-the chain head the call was merged onto (chain membership). The phrases below are facts of the harnesses'
-recorded traffic (reference/harnesses.md), matched case-insensitively.
+the chain head the call was merged onto (chain membership). Phrases are matched case-insensitively.
+
+Verified on recorded traffic (tests/training/test_real_harness_tagging.py): Claude Code's title call, and
+action/answer calls of Claude Code, Codex and OpenClaw. From the harnesses' known behaviour but not yet
+seen in recorded traffic here (short tasks never compact or spawn subagents): the compaction phrases,
+Codex's `/compact` route, subagent conversation keys (Codex `prompt_cache_key`, OpenClaw `session=`).
 """
 
 from collections.abc import Callable, Sequence
