@@ -68,7 +68,7 @@ def _user(content: Any, where: str) -> list[dict[str, Any]]:
             parts.append({"type": "text", "text": str(block.get("text", ""))})
         elif kind == "image":
             parts.append(_image(block))
-        elif kind in ("document", "search_result", "thinking", "redacted_thinking"):
+        elif kind in ("document", "search_result"):
             parts.append({"type": "text", "text": _text(block.get("content", block.get("text", "")), where)})
         else:
             raise BadRequest(f"{where}.content[{j}]: unsupported block type {kind!r}")
