@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from forge_eval.models import EMBEDDED_MODELS, EmbeddedModelServer, default_model
+from forge_eval.models import EMBEDDED_MODELS, EmbeddedModelServer
 
 # The embedded server's URL goes through the environment, not `model_base_url`: its port changes from
 # run to run, and Inspect's eval_set would otherwise see a different task and redo finished work.
@@ -32,8 +32,8 @@ def resolved_model(
     if model is not None and model not in EMBEDDED_MODELS:
         yield ResolvedModel(model, model, embedded=False, base_url=base_url, model_args=model_args or {})
         return
-    name = model or default_model()
-    with EmbeddedModelServer(name) as server:
+    with EmbeddedModelServer(model) as server:
+        name = server.model_name
         saved = {k: os.environ.get(k) for k in (f"{_SERVICE.upper()}_BASE_URL", f"{_SERVICE.upper()}_API_KEY")}
         os.environ[f"{_SERVICE.upper()}_BASE_URL"] = server.base_url
         os.environ[f"{_SERVICE.upper()}_API_KEY"] = "local"
