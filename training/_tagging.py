@@ -5,9 +5,9 @@ signals (`_signals.CallSignals`) and the rollout context: the main agent's syste
 conversation key (taken from the first call that offers tools and is not a title call), and the role of
 the chain head the call was merged onto (chain membership). Phrases are matched case-insensitively.
 
-Verified on recorded traffic (tests/training/test_real_harness_tagging.py): Claude Code's title call, and
-action/answer calls of Claude Code, Codex and OpenClaw. From the harnesses' known behaviour but not yet
-seen in recorded traffic here (short tasks never compact or spawn subagents): the compaction phrases,
+Verified on recorded traffic (tests/training/test_real_harness_tagging.py): Claude Code's title call and
+its Task subagents, and action/answer calls of Claude Code, Codex and OpenClaw. From the harnesses' known
+behaviour but not yet seen in recorded traffic here (short tasks never compact): the compaction phrases,
 Codex's `/compact` route, subagent conversation keys (Codex `prompt_cache_key`, OpenClaw `session=`).
 """
 
@@ -47,6 +47,12 @@ def compaction_by(phrases: Sequence[str], paths: Sequence[str] = ()) -> Rule:
         return "compaction" if hit else None
 
     return rule
+
+
+def subagent_by_marker(s: CallSignals, ctx: TagContext) -> RoleTag | None:
+    """Claude Code marks its subagents' requests in the system prompt's billing line (`cc_is_subagent=true`,
+    seen in recorded 2.1.197 traffic; the subagents are started by its `Agent` tool)."""
+    return "subagent" if "cc_is_subagent=true" in s.system_text else None
 
 
 def subagent_by_chain(s: CallSignals, ctx: TagContext) -> RoleTag | None:
@@ -104,11 +110,13 @@ TAGGING_RULES.register(
     (
         title_by_schema,
         compaction_by(["detailed summary of the conversation", "summary of the conversation so far"]),
+        subagent_by_marker,
         subagent_by_chain,
         subagent_by_fingerprint,
         subagent_by_alias,
         aux_without_tools,
-        planner_by_tools(["TodoWrite", "ExitPlanMode"]),
+        # 2.1.197 offers TaskCreate/TaskUpdate/TaskList/TaskGet for its task list (older: TodoWrite)
+        planner_by_tools(["TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "TodoWrite", "ExitPlanMode"]),
         action_if_tool_calls,
         answer,
     ),

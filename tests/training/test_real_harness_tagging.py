@@ -14,6 +14,13 @@ import pytest
 from forge_eval.training import build_trajectory
 from forge_eval.training._proxy_control import HttpProxyControl
 from forge_eval.training.backends import RolloutOutcome
+from forge_eval.training.proxy import (
+    ProxyConfig,
+    ScriptedPolicy,
+    ScriptedUpstream,
+    create_app,
+    serve_in_thread,
+)
 from tests.proxy._harnesses import TASK, binary, isolated_env, run_harness
 from tests.training.conftest import PROXY_SECRET
 
@@ -145,3 +152,53 @@ def test_real_harness_calls_are_tagged(proxy_url, tmp_path, harness, command, ro
     trajectory = build_trajectory(record, calls)
     assert trajectory.roles == roles, [(c.path, c.served_request.get("tools") is not None) for c in calls]
     assert trajectory.stats.n_calls == len(roles)
+
+
+class DelegateOnce(ScriptedPolicy):
+    """The scripted policy, but the first call that offers Claude Code's Agent tool delegates the task."""
+
+    delegated = False
+
+    def respond(self, body: dict) -> dict:
+        tools = {(t.get("function") or {}).get("name") for t in body.get("tools") or []}
+        if "Agent" in tools and not self.delegated:
+            self.delegated = True
+            args = {"description": "write the file", "prompt": TASK, "subagent_type": "general-purpose"}
+            call = {
+                "id": "call_task",
+                "type": "function",
+                "function": {"name": "Agent", "arguments": json.dumps(args)},
+            }
+            return {
+                "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                "finish_reason": "tool_calls",
+            }
+        return super().respond(body)
+
+
+def test_claude_code_agent_tool_subagent_is_tagged(tmp_path):
+    with serve_in_thread(ScriptedUpstream(policy=DelegateOnce()).app()) as upstream:
+        config = ProxyConfig(records_dir=tmp_path / "records", secret=PROXY_SECRET, upstreams=[upstream.url])
+        with serve_in_thread(create_app(config)) as proxy:
+
+            async def main():
+                control = HttpProxyControl(proxy.url, PROXY_SECRET)
+                try:
+                    created = await control.create_rollout(
+                        {"rollout_id": "cc-task", "harness": "claude_code"}
+                    )
+                    argv, env = _claude(tmp_path, proxy.url + created.base_path, created.api_key)
+                    argv[argv.index("Bash")] = "Bash,Agent"
+                    (tmp_path / "work").mkdir()
+                    result = await asyncio.to_thread(run_harness, argv, tmp_path / "work", env, 180)
+                    assert result.returncode == 0, result.stderr[-2000:]
+                    await control.report("cc-task", 0, RolloutOutcome("completed", 0, reward=1.0))
+                    return await control.fetch("cc-task", 0)
+                finally:
+                    await control.aclose()
+
+            record, calls = asyncio.run(main())
+    assert (tmp_path / "work" / "hello.txt").read_text() == "hi"
+    roles = build_trajectory(record, calls).roles
+    assert roles[:2] == ["title", "action"] and roles[-1] == "answer", roles
+    assert len(roles) >= 5 and set(roles[2:-1]) == {"subagent"}, roles

@@ -30,34 +30,35 @@ class ToyTokenizer:
         return [ROLE_IDS[role], *self.words(text), END]
 
 
+# the 25 tools Claude Code 2.1.197 offered in recorded traffic; its subagents got 22 (no Agent, no task list)
 CLAUDE_TOOLS = [
-    "Task",
+    "Agent",
     "Bash",
-    "Glob",
-    "Grep",
-    "LS",
-    "Read",
+    "CronCreate",
+    "CronDelete",
+    "CronList",
+    "DesignSync",
     "Edit",
-    "MultiEdit",
-    "Write",
+    "EnterWorktree",
+    "ExitWorktree",
     "NotebookEdit",
-    "WebFetch",
-    "TodoWrite",
-    "WebSearch",
-    "BashOutput",
-    "KillShell",
-    "ExitPlanMode",
+    "Read",
+    "ReportFindings",
+    "ScheduleWakeup",
+    "SendMessage",
     "Skill",
-    "SlashCommand",
-    "AskUserQuestion",
-    "ListMcpResources",
-    "ReadMcpResource",
-    "EnterPlanMode",
-    "NotebookRead",
-    "ToolSearch",
-    "Monitor",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskOutput",
+    "TaskStop",
+    "TaskUpdate",
+    "WebFetch",
+    "WebSearch",
+    "Workflow",
+    "Write",
 ]
-CLAUDE_SUBAGENT_TOOLS = [t for t in CLAUDE_TOOLS if t not in ("Task", "TodoWrite", "ExitPlanMode")]
+CLAUDE_SUBAGENT_TOOLS = [t for t in CLAUDE_TOOLS if t not in ("Agent", "TaskCreate", "TaskUpdate")]
 CODEX_TOOLS = [
     "exec_command",
     "write_stdin",
@@ -201,7 +202,7 @@ CLAUDE_COMPACT_PROMPT = (
 
 
 def claude_code_rollout(rollout_id: str = "cc-1") -> tuple[RolloutRecord, list[CallRecord], list[str]]:
-    """Claude Code 2.1.197 with title call, todo planning, a Task subagent, compaction; expected roles."""
+    """Claude Code 2.1.197: title call, task-list planning, an Agent subagent, compaction; expected roles."""
     b = RolloutBuilder(rollout_id, "claude_code", "anthropic_messages", "/v1/messages")
     tok = b.tok
 
@@ -241,9 +242,9 @@ def claude_code_rollout(rollout_id: str = "cc-1") -> tuple[RolloutRecord, list[C
             **kw,
         )
 
-    main_call(tool="TodoWrite", args={"todos": [{"content": "write hello.txt", "status": "pending"}]})
-    main.add("tool", "Todos have been modified successfully")
-    main_call(tool="Task", args={"description": "inspect dir", "prompt": "list files in /work/task"})
+    main_call(tool="TaskCreate", args={"subject": "write hello.txt", "description": "create the file"})
+    main.add("tool", "Task #1 created successfully")
+    main_call(tool="Agent", args={"description": "inspect dir", "prompt": "list files in /work/task"})
 
     sub = Conversation(tok)
     sub.add("system", CLAUDE_SUB_SYSTEM)
