@@ -79,9 +79,20 @@ class ScriptedPolicy:
         offered = {t.get("function", {}).get("name"): t.get("function", {}) for t in tools}
         for name, argument in SHELL_TOOLS:
             if name in offered:
-                schema = offered[name].get("parameters", {}).get("properties", {}).get(argument, {})
+                properties = offered[name].get("parameters", {}).get("properties", {})
+                argument = next((a for a in (argument, "cmd", "command") if a in properties), argument)
+                schema = properties.get(argument, {})
                 value: Any = ["bash", "-lc", command] if schema.get("type") == "array" else command
                 return name, json.dumps({argument: value})
+        return None
+
+    def submit_call(self, tools: list[dict[str, Any]], answer: str) -> tuple[str, str] | None:
+        """A ReAct loop ends with its `submit` tool rather than a plain answer."""
+        for tool in tools:
+            function = tool.get("function", {})
+            if function.get("name") == "submit":
+                properties = list(function.get("parameters", {}).get("properties", {})) or ["answer"]
+                return "submit", json.dumps({properties[0]: answer})
         return None
 
     def respond(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -91,22 +102,35 @@ class ScriptedPolicy:
         if task is None:
             return {"message": {"role": "assistant", "content": "OK."}, "finish_reason": "stop"}
         index, path, content = task
+        tools = body.get("tools") or []
         if any(m.get("role") == "tool" for m in messages[index + 1 :]):
             answer = self.final_answer.format(path=path)
+            submit = self.submit_call(tools, answer)
+            if submit is not None and not any(_called(m, "submit") for m in messages[index + 1 :]):
+                return _tool_turn(messages, *submit)
             return {"message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}
         command = f"printf '%s' {shlex.quote(content)} > {shlex.quote(path)}"
-        tools = body.get("tools") or []
         call = self.patch_call(tools, path, content) if self.patch_tool else None
         call = call or self.shell_call(tools, command)
         if call is None:
             return {"message": {"role": "assistant", "content": f"Run: {command}"}, "finish_reason": "stop"}
-        tool_call = {
-            "id": f"call_{len(messages):04d}",
-            "type": "function",
-            "function": {"name": call[0], "arguments": call[1]},
-        }
-        message = {"role": "assistant", "content": None, "tool_calls": [tool_call]}
-        return {"message": message, "finish_reason": "tool_calls"}
+        return _tool_turn(messages, *call)
+
+
+def _called(message: dict[str, Any], name: str) -> bool:
+    return any(c.get("function", {}).get("name") == name for c in message.get("tool_calls") or [])
+
+
+def _tool_turn(messages: list[dict[str, Any]], name: str, arguments: str) -> dict[str, Any]:
+    tool_call = {
+        "id": f"call_{len(messages):04d}",
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
+    return {
+        "message": {"role": "assistant", "content": None, "tool_calls": [tool_call]},
+        "finish_reason": "tool_calls",
+    }
 
 
 @dataclass
