@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio.to_thread
 from starlette.applications import Starlette
@@ -26,16 +26,22 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from forge_eval.models._engine import ChatEngine, EngineRequestError
-from forge_eval.models._tool_parse import ToolParseStatus, parse_tool_calls
+from forge_eval.models._tool_parse import parse_tool_calls
 
 # Sampling parameters written to the request log, as the client sent them (None when absent).
 LOGGED_PARAMS = ("seed", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "stream")
 _CLIENT_ONLY = ("stream", "stream_options")
+# How a response's tool calls came about: "native" = llama.cpp returned them structured itself.
+ResponseToolParse = Literal["parsed", "native", "failed", "none"]
 
 
 @dataclass
 class ServerStats:
-    """Counters since start. Tool-parse counts are per choice of requests that declared tools."""
+    """Counters since start.
+
+    `parsed`/`native`/`failed`/`none` count the choices of requests that declared tools;
+    `rejected_calls` counts call-shaped JSON that was rejected (undeclared tool, bad arguments).
+    """
 
     requests: int = 0
     errors: int = 0
@@ -44,7 +50,7 @@ class ServerStats:
     native: int = 0
     failed: int = 0
     none: int = 0
-    failed_attempts: int = 0
+    rejected_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
@@ -69,7 +75,7 @@ def _engine_request(body: dict[str, Any]) -> dict[str, Any]:
     return request
 
 
-def _apply_tool_parse(choice: dict[str, Any], tool_names: list[str]) -> tuple[str, int]:
+def _apply_tool_parse(choice: dict[str, Any], tool_names: list[str]) -> tuple[ResponseToolParse, int]:
     """Turn a call written as text into structured `tool_calls`; returns (status, rejected attempts)."""
     message = choice.get("message") or {}
     if message.get("tool_calls"):
@@ -92,7 +98,7 @@ def _apply_tool_parse(choice: dict[str, Any], tool_names: list[str]) -> tuple[st
     return result.status, len(result.errors)
 
 
-def _overall(statuses: list[str]) -> ToolParseStatus | str:
+def _overall(statuses: list[ResponseToolParse]) -> ResponseToolParse:
     for status in ("failed", "parsed", "native"):
         if status in statuses:
             return status
@@ -204,10 +210,13 @@ def create_app(
         except EngineRequestError as e:
             stats.errors += 1
             return JSONResponse(e.body, status_code=e.status)
+        except Exception as e:  # an engine failure must reach the client as an API error, not a hang
+            stats.errors += 1
+            return _error(500, f"the model failed: {type(e).__name__}: {e}", kind="server_error")
         result["model"] = model_name
-        statuses: list[str] = []
+        statuses: list[ResponseToolParse] = []
         rejected = 0
-        parse = tool_names and body.get("tool_choice") != "none"
+        parse = bool(tool_names) and body.get("tool_choice") != "none"
         for choice in result.get("choices", []):
             status, errors = _apply_tool_parse(choice, tool_names) if parse else ("none", 0)
             statuses.append(status)
@@ -215,7 +224,7 @@ def create_app(
             if tool_names:
                 setattr(stats, status, getattr(stats, status) + 1)
         stats.tool_requests += bool(tool_names)
-        stats.failed_attempts += rejected
+        stats.rejected_calls += rejected
         usage = result.get("usage") or {}
         stats.prompt_tokens += int(usage.get("prompt_tokens", 0))
         stats.completion_tokens += int(usage.get("completion_tokens", 0))

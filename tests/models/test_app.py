@@ -30,6 +30,8 @@ class ScriptedEngine:
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
         self.requests.append(request)
         content = self.contents.pop(0)
+        if content == "!crash":
+            raise RuntimeError("llama.cpp aborted")
         if content == "!too-long":
             raise EngineRequestError(400, {"error": {"code": 400, "message": "exceeds the context size"}})
         return {
@@ -100,7 +102,7 @@ def test_stats_count_parsed_failed_and_none() -> None:
         "native": 0,
         "failed": 1,
         "none": 1,
-        "failed_attempts": 1,
+        "rejected_calls": 1,
         "prompt_tokens": 40,
         "completion_tokens": 20,
     }
@@ -156,13 +158,15 @@ def test_streaming_with_the_openai_client_assembles_the_call() -> None:
 
 
 def test_bad_requests_are_clear_400s() -> None:
-    client = _client(ScriptedEngine("!too-long"))
+    client = _client(ScriptedEngine("!too-long", "!crash"))
     assert client.post("/v1/chat/completions", content=b"{not json").status_code == 400
     missing = client.post("/v1/chat/completions", json={"model": "m"})
     assert missing.status_code == 400 and "messages" in missing.json()["error"]["message"]
     too_long = _chat(client)
     assert too_long.status_code == 400 and "context" in too_long.json()["error"]["message"]
-    assert client.get("/forge/stats").json()["errors"] == 3
+    crashed = _chat(client)
+    assert crashed.status_code == 500 and "llama.cpp aborted" in crashed.json()["error"]["message"]
+    assert client.get("/forge/stats").json()["errors"] == 4
 
 
 def test_health_and_models() -> None:
