@@ -129,6 +129,7 @@ class EmbeddedModelServer:
             self.spec.weights_path()  # missing packages or a bad hash fail here, with their own message
         if self.log_file is None:
             self.log_file = Path(tempfile.mkdtemp(prefix="forge-model-")) / "server.log"
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
         sock = bind_socket(self._port)
         self._bound_port = sock.getsockname()[1]
         command = [
@@ -185,7 +186,7 @@ class EmbeddedModelServer:
                 )
             remaining = deadline - time.monotonic()
             try:
-                if httpx.get(url, timeout=max(0.1, min(2.0, remaining))).status_code == 200:
+                if httpx.get(url, timeout=max(0.1, min(2.0, remaining)), trust_env=False).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass

@@ -137,17 +137,15 @@ class JoinedParts:
     def path(self, cache: Path | None = None) -> Path:
         cache = cache or cache_dir()
         target = cache / self.filename
-        if target.is_file() and _marker_matches(target, cache, self.sha256):
-            return target
-        part_files = [package_dir(package, self.install_hint) / rel for package, rel in self.parts]
-        for file in part_files:
-            if not file.is_file():
-                raise ForgeError(f"model part {file} is missing", hint=self.install_hint)
         if target.is_file():
             try:
                 return verify_file(target, self.size, self.sha256, cache, self.install_hint)
             except ForgeError:
-                target.unlink()
+                target.unlink()  # damaged or stale: join it again from the parts
+        part_files = [package_dir(package, self.install_hint) / rel for package, rel in self.parts]
+        for file in part_files:
+            if not file.is_file():
+                raise ForgeError(f"model part {file} is missing", hint=self.install_hint)
         self._join(part_files, target)
         _write_marker(target, cache, self.sha256)
         return target
