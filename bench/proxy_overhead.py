@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -164,7 +165,7 @@ def main() -> None:
         )
         load_avg = os.getloadavg()[0]
         size = len(json.dumps(body(False)))
-        print(f"cores: {os.cpu_count()} (load {load_avg:.1f}); request {size} bytes; records in {records}")
+        print(f"cores: {os.cpu_count()} (load {load_avg:.1f}); request {size} bytes")
         print("direct: the upstream answers JSON even to stream requests (the proxy synthesizes the SSE)")
         print(
             f"{'mode':<12}{'conc':>5} | {'direct p50':>10} {'p99':>7} {'calls/s':>8} | "
@@ -184,6 +185,7 @@ def main() -> None:
         for process in (proxy, upstream):
             process.terminate()
             process.wait(timeout=10)
+        shutil.rmtree(records, ignore_errors=True)
 
 
 if __name__ == "__main__":
