@@ -95,12 +95,13 @@ def test_control_errors_are_messages(proxy_url):
 
 
 @pytest.mark.verl
-def test_agent_loop_through_the_real_proxy(proxy_url):
+def test_agent_loop_through_the_real_proxy(proxy_url, monkeypatch):
     from omegaconf import OmegaConf
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap
 
     from forge_eval.training.verl.agent_loop import ForgeProxyAgentLoop
 
+    monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", SECRET)
     config = DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}}))
     loop = ForgeProxyAgentLoop(
         config,
@@ -109,7 +110,6 @@ def test_agent_loop_through_the_real_proxy(proxy_url):
         None,
         None,
         DictConfigWrap(OmegaConf.create({})),
-        proxy=HttpProxyControl(proxy_url, SECRET),
         proxy_url=proxy_url,
         backend=InProcessTestBackend(tool_loop),
         credit="terminal",

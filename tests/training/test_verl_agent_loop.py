@@ -149,24 +149,35 @@ def test_discounted_credit_is_refused_under_verl():
         check_verl_credit(credit_variant("broadcast", gamma=0.9))
 
 
-def test_yaml_registration_instantiates_the_loop_with_name_kwarg():
-    """veRL's YAML route: hydra.utils.instantiate(entry, ...) also passes `name=`."""
+def test_yaml_registration_instantiates_the_loop_as_verl_does():
+    """veRL's YAML route: the entry (with its `name`) is instantiated with keyword arguments per rollout."""
     import hydra
     from omegaconf import OmegaConf
-    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
 
     (entry,) = OmegaConf.load(CONFIGS / "agent_loops.yaml")
     assert entry.name == "forge_proxy_agent"
-    entry.backend = "local"
-    config = DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}}))
-    with pytest.raises(Exception, match="unknown rollout backend 'local'"):  # the local backend is issue 5
-        hydra.utils.instantiate(entry, config, None, None, None, None, DictConfigWrap(OmegaConf.create({})))
+
+    def instantiate():
+        return hydra.utils.instantiate(
+            config=entry,
+            trainer_config=DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}})),
+            server_manager=None,
+            tokenizer=None,
+            processor=None,
+            hf_model_type=None,
+            dataset_cls=None,
+            data_config=DictConfigWrap(OmegaConf.create({})),
+            tools=ToolListWrap([]),
+        )
+
+    with pytest.raises(Exception, match="unknown rollout backend 'local'"):  # the local backend: issue 5
+        instantiate()
     os.environ.setdefault("FORGE_PROXY_ADMIN_KEY", "test")
     entry.backend = {"_target_": "forge_eval.training.backends.InProcessTestBackend", "script": None}
-    loop = hydra.utils.instantiate(
-        entry, config, None, None, None, None, DictConfigWrap(OmegaConf.create({}))
-    )
+    loop = instantiate()
     assert type(loop).__name__ == "ForgeProxyAgentLoop" and loop.credit.name == "broadcast"
+    assert loop.proxy.base_url == "http://127.0.0.1:8400"
 
 
 def test_backend_failure_is_a_judged_crash_not_an_exception():

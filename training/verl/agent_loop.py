@@ -103,6 +103,9 @@ class ForgeProxyAgentLoop(AgentLoopBase):
             if not proxy_url:
                 raise UsageError("the forge agent loop needs proxy_url", hint="set it in agent_loops.yaml")
             proxy = HttpProxyControl(proxy_url, os.environ.get(admin_key_env, ""))
+            self._own_client: HttpProxyControl | None = proxy
+        else:
+            self._own_client = None
         self.proxy_url = proxy_url or ""
         self.proxy = proxy
         self.discards: Counter[str] = Counter()
@@ -124,6 +127,14 @@ class ForgeProxyAgentLoop(AgentLoopBase):
             await self.backend.stop(handle)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[AgentLoopOutput]:
+        # veRL instantiates the loop for every rollout, so the HTTP client it made lives for one run
+        try:
+            return await self._run(sampling_params, **kwargs)
+        finally:
+            if self._own_client is not None:
+                await self._own_client.aclose()
+
+    async def _run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[AgentLoopOutput]:
         task = _task(kwargs)
         started = time.time()
         rollout_id = f"{task.get('task_id', 'task')}-{uuid.uuid4().hex[:12]}"
