@@ -318,3 +318,21 @@ def test_served_body_uses_pinned_sampling_only(client: dict, pinned: dict, max_t
     assert "top_k" not in served and "seed" not in served and "presence_penalty" not in served
     caps = [v for v in (max_tokens, pinned.get("max_tokens")) if v]
     assert served.get("max_tokens") == (min(caps) if caps else None)
+
+
+def test_leading_system_messages_are_served_as_one():
+    body = {
+        "model": "m",
+        "input": [
+            {"role": "developer", "content": "base"},
+            {"role": "developer", "content": "skills"},
+            {"role": "user", "content": "task"},
+            {"role": "developer", "content": "late"},
+        ],
+    }
+    served = ADAPTERS.get("responses").parse(body, ConversationStore()).body("x", {})
+    assert served["messages"] == [
+        {"role": "system", "content": "base\n\nskills"},
+        {"role": "user", "content": "task"},
+        {"role": "system", "content": "late"},
+    ]

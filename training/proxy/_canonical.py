@@ -71,7 +71,7 @@ class CanonicalRequest:
         if self.is_completion:
             body["prompt"] = self.prompt
         else:
-            body["messages"] = self.messages
+            body["messages"] = _merge_leading_system(self.messages)
             if self.tools:
                 body["tools"] = self.tools
                 if self.tool_choice is not None:
@@ -89,6 +89,18 @@ class CanonicalRequest:
         body["n"] = 1
         body["stream"] = False
         return body
+
+
+def _merge_leading_system(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One system message at the start: Codex sends two developer items, and several chat templates
+    (llama.cpp's, some Qwen ones) refuse a system message that is not the first message."""
+    count = 0
+    while count < len(messages) and messages[count].get("role") == "system":
+        count += 1
+    leading = messages[:count]
+    if count < 2 or not all(isinstance(m.get("content"), str) for m in leading):
+        return messages
+    return [{"role": "system", "content": "\n\n".join(m["content"] for m in leading)}, *messages[count:]]
 
 
 @dataclass
