@@ -26,9 +26,7 @@ SHARE_DEFINITION = (
 )
 
 
-def _interval(result: BootstrapResult | None, estimate: float, n_cells: int) -> dict[str, Any]:
-    if result is None:
-        return {"estimate": estimate, "ci_low": None, "ci_high": None, "n_cells": n_cells}
+def _interval(result: BootstrapResult, n_cells: int) -> dict[str, Any]:
     return {
         "estimate": result.estimate,
         "ci_low": result.ci_low,
@@ -48,11 +46,16 @@ def cell_interval(cells: pd.DataFrame, *, n_resamples: int, random_state: int) -
     if cells.empty:
         return {"estimate": None, "ci_low": None, "ci_high": None, "n_cells": 0}
     if cells["task_id"].nunique() < 2:
-        return _interval(None, float(cells["value"].mean()), len(cells))
+        return {
+            "estimate": float(cells["value"].mean()),
+            "ci_low": None,
+            "ci_high": None,
+            "n_cells": len(cells),
+        }
     result = hierarchical_bootstrap(
         cells, method="bca", within_task="resample", n_resamples=n_resamples, random_state=random_state
     )
-    return _interval(result, result.estimate, len(cells))
+    return _interval(result, len(cells))
 
 
 def _cells(frame: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -156,10 +159,10 @@ def summarize_behavior(
 
 
 def _paired(
-    cells_b: pd.DataFrame, cells_a: pd.DataFrame, n_resamples: int, random_state: int
+    this: pd.DataFrame, other: pd.DataFrame, n_resamples: int, random_state: int
 ) -> dict[str, Any] | None:
-    """b - a over cells both runs have; None when nothing pairs (or under two tasks pair)."""
-    a, b = cells_a.dropna(subset=["value"]), cells_b.dropna(subset=["value"])
+    """this - other over the cells both runs have; None when fewer than two tasks pair."""
+    a, b = other.dropna(subset=["value"]), this.dropna(subset=["value"])
     both = a.merge(b, on=_CELL, suffixes=("_a", "_b"))
     if both["task_id"].nunique() < 2:
         return None
@@ -167,7 +170,7 @@ def _paired(
         a, b, method="bca", within_task="resample", n_resamples=n_resamples, random_state=random_state
     )
     return {
-        **_interval(result.difference, result.difference.estimate, result.n_paired),
+        **_interval(result.difference, result.n_paired),
         "this_run": float(both["value_b"].mean()),
         "compared_run": float(both["value_a"].mean()),
         "n_unpaired": result.n_dropped,
