@@ -76,7 +76,7 @@ def _loop(proxy, outcome: RolloutOutcome, **options):
     return loop, backend
 
 
-ROW = {"uid": "task-7", "extra_info": {"forge_task": '{"task_id": "task-7", "harness": "claude_code"}'}}
+ROW = {"uid": "task-7", "extra_info": {"forge_task": '{"task_id": "swe/task 7", "harness": "claude_code"}'}}
 
 
 def _run(loop):

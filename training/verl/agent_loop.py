@@ -11,6 +11,7 @@ writes nothing for an empty list). Importing this module needs veRL.
 import json
 import logging
 import os
+import re
 import time
 import uuid
 from collections import Counter
@@ -28,6 +29,7 @@ from forge_eval.training.verl._outputs import check_verl_credit, output_fields
 
 logger = logging.getLogger(__name__)
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9_:\-]")
 SAMPLING_KEYS = (
     "temperature",
     "top_p",
@@ -137,7 +139,8 @@ class ForgeProxyAgentLoop(AgentLoopBase):
     async def _run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[AgentLoopOutput]:
         task = _task(kwargs)
         started = time.time()
-        rollout_id = f"{task.get('task_id', 'task')}-{uuid.uuid4().hex[:12]}"
+        stem = _UNSAFE.sub("-", str(task.get("task_id", "task")))[:100]  # the proxy's id alphabet
+        rollout_id = f"{stem}-{uuid.uuid4().hex[:12]}"
         created = await self.proxy.create_rollout(
             {
                 "rollout_id": rollout_id,
