@@ -4,7 +4,18 @@ A harness (Codex CLI, Claude Code, OpenClaw, a ReAct loop) points its base URL a
 `/r/<rollout>/<attempt>/v1` (or uses a signed rollout API key); each call is translated onto one canonical
 chat request, served non-streaming by the upstream (token ids and logprobs included when the upstream
 returns them), answered in the harness's own API (JSON or synthesized SSE) and appended to the rollout's
-call records (`forge_eval.training.records.CallRecord`).
+call records (`forge_eval.training.records.CallRecord`, `<records>/<rollout>/<attempt>/calls.jsonl`).
+
+Quick start::
+
+    forge-eval proxy serve --upstream http://127.0.0.1:8000/v1 --records runs/records --secret S
+    curl -XPOST localhost:8377/rollouts -H 'Authorization: Bearer S' -d '{"rollout_id": "r1"}'
+    #   -> {"rollout": {...}, "api_key": "fk.r1.0.<hmac>", "base_path": "/r/r1/0"}
+    ANTHROPIC_BASE_URL=http://127.0.0.1:8377/r/r1/0 claude -p 'fix the bug'      # or the api_key
+    forge-eval proxy compact runs/records                                          # -> Parquet
+
+In Python: `create_app(ProxyConfig(...), upstream)` with an `HttpUpstream` or an `InspectUpstream`
+(every call an Inspect ModelEvent; serve it with `serve_in_task` from inside the sample).
 """
 
 from forge_eval.training.proxy._adapters import ADAPTERS, Adapter, ConversationStore

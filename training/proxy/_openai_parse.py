@@ -25,7 +25,7 @@ def _ids(value: Any) -> list[int] | None:
 def without_token_data(raw: dict[str, Any]) -> dict[str, Any]:
     """The upstream answer minus its token ids and logprobs, which the record keeps in typed fields
     (storing them twice would double the record of every call)."""
-    slim = {k: v for k, v in raw.items() if k != "prompt_token_ids"}
+    slim = {k: v for k, v in raw.items() if k not in ("prompt_token_ids", "response_token_ids")}
     slim["choices"] = [
         {k: v for k, v in c.items() if k not in ("token_ids", "prompt_token_ids", "logprobs")}
         for c in raw.get("choices", [])
@@ -79,7 +79,7 @@ def parse_upstream(raw: dict[str, Any], completion: bool) -> CanonicalResponse:
         completion_tokens=int(usage.get("completion_tokens") or 0),
         model=str(raw.get("model", "")),
         prompt_token_ids=_ids(raw.get("prompt_token_ids") or choice.get("prompt_token_ids")),
-        completion_token_ids=_ids(choice.get("token_ids")),
+        completion_token_ids=_ids(choice.get("token_ids") or raw.get("response_token_ids")),
         completion_logprobs=_logprobs(choice),
         raw=raw,
     )
