@@ -97,6 +97,7 @@ def test_outputs_carry_recorded_tokens_masks_logprobs_and_reward(merge):
         "top_p": 1.0,
     }
     spec = backend.started[0]
+    assert spec.rollout_id.startswith("swe-task-7-")  # the task id, in the proxy's id alphabet
     assert (
         spec.proxy_base_url == f"http://127.0.0.1:8400/r/{spec.rollout_id}/0"
         and spec.harness == "claude_code"
