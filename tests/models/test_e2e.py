@@ -77,6 +77,18 @@ def test_same_seed_same_text_and_seeds_reach_the_wire(tmp_path: Path) -> None:
     assert seeds == [1234, 1, 2, 1234]
 
 
+def test_stop_and_max_tokens_are_honoured(qwen: EmbeddedModelServer) -> None:
+    messages = [
+        {"role": "user", "content": "Count from 1 to 20, separated by spaces. Output only the numbers."}
+    ]
+    stopped = _chat(qwen, messages=messages, max_tokens=40, temperature=0, stop=["7"])["choices"][0]
+    assert stopped["finish_reason"] == "stop"
+    assert "6" in stopped["message"]["content"] and "7" not in stopped["message"]["content"]
+    cut = _chat(qwen, messages=messages, max_tokens=3, temperature=0)
+    assert cut["choices"][0]["finish_reason"] == "length"
+    assert cut["usage"]["completion_tokens"] == 3
+
+
 def test_two_concurrent_requests(qwen: EmbeddedModelServer) -> None:
     messages = [{"role": "user", "content": "Say hello."}]
     with ThreadPoolExecutor(2) as pool:
