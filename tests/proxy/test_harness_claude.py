@@ -30,12 +30,16 @@ def test_claude_code_writes_the_file_through_the_proxy(proxy, scripted, tmp_path
         base_url, key = proxy.url, created["api_key"]
     work = tmp_path / "work"
     work.mkdir()
+    # the key variant also lets Claude Code make its internal title call (another model alias)
+    offline = OFFLINE if keying == "path" else {k: v for k, v in OFFLINE.items() if "NONESSENTIAL" not in k}
     env = isolated_env(
         tmp_path,
         CLAUDE_CONFIG_DIR=str(tmp_path / "home" / ".claude"),
         ANTHROPIC_BASE_URL=base_url,
         ANTHROPIC_API_KEY=key,
-        **OFFLINE,
+        ANTHROPIC_SMALL_FAST_MODEL="forge-small",
+        ANTHROPIC_DEFAULT_HAIKU_MODEL="forge-small",
+        **offline,
     )
     argv = [
         str(claude),
@@ -74,3 +78,10 @@ def test_claude_code_writes_the_file_through_the_proxy(proxy, scripted, tmp_path
     )
     assert agent[0].model_alias == "forge-policy"
     assert agent[0].user_agent.startswith("claude-cli")
+    internal = [c for c in calls if not c.served_request.get("tools")]
+    if keying == "key":
+        assert internal, "Claude Code made no internal (title) call"
+        assert all(c.seq < agent[0].seq for c in internal)
+        assert {c.model_alias for c in internal} == {"forge-small"}  # the alias tells internal calls apart
+    else:
+        assert not internal
