@@ -21,6 +21,19 @@ PY
 fi
 
 start=$(date +%s)
+# Refuse before downloading anything when pip would not take a CPU build of torch (on PyPI alone,
+# torch==2.13.0 resolves to a CUDA build of several GB).
+report=$(mktemp)
+"$PY" -m pip --disable-pip-version-check -q install --dry-run --report "$report" torch==2.13.0
+"$PY" - "$report" <<'PY'
+import json, sys
+torch = [i for i in json.load(open(sys.argv[1]))["install"] if i["metadata"]["name"] == "torch"]
+if torch and "+cpu" not in torch[0]["metadata"]["version"]:
+    sys.exit(f"40-verl: pip would install torch {torch[0]['metadata']['version']} from "
+             f"{torch[0]['download_info']['url']}, not the CPU build; put the torch 2.13.0+cpu wheel on "
+             "PIP_FIND_LINKS (this machine kind has it in /opt/wheels) and run again")
+PY
+rm -f "$report"
 "${PIP[@]}" torch==2.13.0
 "${PY}" -c 'import torch, sys; v = torch.__version__; sys.exit(0 if v.startswith("2.13.0") and not torch.version.cuda else f"40-verl: expected CPU torch 2.13.0, got {v} (cuda={torch.version.cuda})")'
 "${PIP[@]}" "torch==2.13.0" "verl==0.9.1" cachetools fastapi uvicorn pyzmq msgspec "TransferQueue>=0.1.10" "pyarrow>=14"
