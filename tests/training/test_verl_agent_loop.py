@@ -156,8 +156,10 @@ def test_yaml_registration_instantiates_the_loop_as_verl_does():
     from omegaconf import OmegaConf
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
 
+    from forge_eval.training.verl import AGENT_LOOP_TARGET, AGENT_NAME
+
     (entry,) = OmegaConf.load(CONFIGS / "agent_loops.yaml")
-    assert entry.name == "forge_proxy_agent"
+    assert (entry.name, entry._target_) == (AGENT_NAME, AGENT_LOOP_TARGET)
 
     def instantiate():
         return hydra.utils.instantiate(
