@@ -26,7 +26,7 @@ def calendar_get_event() -> Tool:
         """Get one event by id.
 
         Args:
-            event_id: Event id, e.g. "ev-3".
+            event_id: Event id, as listed by calendar_list_events.
         """
         return dumps(await call_service("calendar", "GET", f"/events/{event_id}"))
 
@@ -36,7 +36,7 @@ def calendar_get_event() -> Tool:
 @service_tool("calendar", "write", result_id="event.id")
 def calendar_create_event() -> Tool:
     async def execute(
-        title: str, date: str, start: str, end: str, attendees: list[str] | None = None, location: str = ""
+        title: str, date: str, start: str, end: str, attendees: list[str] = [], location: str = ""  # noqa: B006
     ) -> str:
         """Create a calendar event. The result lists overlapping events as conflicts.
 
@@ -49,7 +49,7 @@ def calendar_create_event() -> Tool:
             location: Room or place.
         """
         event = {"title": title, "date": date, "start": start, "end": end,
-                 "attendees": attendees or [], "location": location}
+                 "attendees": list(attendees), "location": location}
         return dumps(await call_service("calendar", "POST", "/events", json=event))
 
     return execute
@@ -58,17 +58,13 @@ def calendar_create_event() -> Tool:
 @service_tool("calendar", "write", resource_args=("event_id",))
 def calendar_update_event() -> Tool:
     async def execute(
-        event_id: str,
-        title: str | None = None,
-        date: str | None = None,
-        start: str | None = None,
-        end: str | None = None,
-        attendees: list[str] | None = None,
+        event_id: str, title: str = "", date: str = "", start: str = "", end: str = "",
+        attendees: list[str] = [],  # noqa: B006
     ) -> str:
-        """Change an event; only the fields given are changed.
+        """Change an event; empty fields stay as they are.
 
         Args:
-            event_id: Event id, e.g. "ev-3".
+            event_id: Event id, as listed by calendar_list_events.
             title: New title.
             date: New day, YYYY-MM-DD.
             start: New start time, HH:MM.
@@ -76,7 +72,7 @@ def calendar_update_event() -> Tool:
             attendees: New full list of attendee emails.
         """
         changes = {"title": title, "date": date, "start": start, "end": end, "attendees": attendees}
-        body = {k: v for k, v in changes.items() if v is not None}
+        body = {k: v for k, v in changes.items() if v}
         return dumps(await call_service("calendar", "PATCH", f"/events/{event_id}", json=body))
 
     return execute
@@ -88,7 +84,7 @@ def calendar_delete_event() -> Tool:
         """Delete an event.
 
         Args:
-            event_id: Event id, e.g. "ev-3".
+            event_id: Event id, as listed by calendar_list_events.
         """
         return dumps(await call_service("calendar", "DELETE", f"/events/{event_id}"))
 

@@ -25,7 +25,7 @@ def contacts_get() -> Tool:
         """Get one contact by id.
 
         Args:
-            contact_id: Contact id, e.g. "c2".
+            contact_id: Contact id, as listed by contacts_search.
         """
         return dumps(await call_service("contacts", "GET", f"/contacts/{contact_id}"))
 
@@ -53,23 +53,19 @@ def contacts_create() -> Tool:
 @service_tool("contacts", "write", resource_args=("contact_id",))
 def contacts_update() -> Tool:
     async def execute(
-        contact_id: str,
-        email: str | None = None,
-        phone: str | None = None,
-        company: str | None = None,
-        title: str | None = None,
+        contact_id: str, email: str = "", phone: str = "", company: str = "", title: str = ""
     ) -> str:
-        """Change a contact; only the fields given are changed.
+        """Change a contact; empty fields stay as they are.
 
         Args:
-            contact_id: Contact id, e.g. "c2".
+            contact_id: Contact id, as listed by contacts_search.
             email: New email.
             phone: New phone number.
             company: New company.
             title: New job title.
         """
         changes = {"email": email, "phone": phone, "company": company, "title": title}
-        body = {k: v for k, v in changes.items() if v is not None}
+        body = {k: v for k, v in changes.items() if v}
         return dumps(await call_service("contacts", "PATCH", f"/contacts/{contact_id}", json=body))
 
     return execute

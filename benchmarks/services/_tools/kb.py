@@ -25,7 +25,7 @@ def kb_get() -> Tool:
         """Read a full article.
 
         Args:
-            article_id: Article id, e.g. "kb-101".
+            article_id: Article id, as listed by kb_search.
         """
         return dumps(await call_service("kb", "GET", f"/articles/{article_id}"))
 
@@ -34,15 +34,15 @@ def kb_get() -> Tool:
 
 @service_tool("kb", "write", resource_args=("article_id",))
 def kb_update() -> Tool:
-    async def execute(article_id: str, body: str | None = None, title: str | None = None) -> str:
-        """Replace an article's text and/or title.
+    async def execute(article_id: str, body: str = "", title: str = "") -> str:
+        """Replace an article's text and/or title; empty fields stay as they are.
 
         Args:
-            article_id: Article id, e.g. "kb-101".
+            article_id: Article id, as listed by kb_search.
             body: New full text.
             title: New title.
         """
-        changes = {k: v for k, v in {"body": body, "title": title}.items() if v is not None}
+        changes = {k: v for k, v in {"body": body, "title": title}.items() if v}
         return dumps(await call_service("kb", "PATCH", f"/articles/{article_id}", json=changes))
 
     return execute

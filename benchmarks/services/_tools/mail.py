@@ -1,7 +1,5 @@
 """Mail tools."""
 
-from typing import Literal
-
 from inspect_ai.tool import Tool
 
 from forge_eval.benchmarks.services._client import call_service
@@ -10,12 +8,12 @@ from forge_eval.benchmarks.services._toolspec import dumps, service_tool
 
 @service_tool("mail", "read")
 def mail_search() -> Tool:
-    async def execute(query: str = "", folder: Literal["inbox", "sent", "trash", "all"] = "inbox") -> str:
+    async def execute(query: str = "", folder: str = "inbox") -> str:
         """Search the mailbox. Returns id, sender, subject and date of matching messages (no bodies).
 
         Args:
             query: Words to find in sender, subject or body; empty lists every message.
-            folder: Folder to search.
+            folder: inbox, sent, trash or all.
         """
         params = {"query": query, "folder": folder}
         return dumps(await call_service("mail", "GET", "/messages", params=params))
@@ -29,7 +27,7 @@ def mail_read() -> Tool:
         """Read one message in full, including its body.
 
         Args:
-            message_id: Message id from mail_search, e.g. "m3".
+            message_id: Message id, as listed by mail_search.
         """
         return dumps(await call_service("mail", "GET", f"/messages/{message_id}"))
 
@@ -59,7 +57,7 @@ def mail_delete() -> Tool:
         """Move a message to the trash.
 
         Args:
-            message_id: Message id, e.g. "m3".
+            message_id: Message id, as listed by mail_search.
         """
         return dumps(await call_service("mail", "DELETE", f"/messages/{message_id}"))
 

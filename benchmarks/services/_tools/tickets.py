@@ -1,22 +1,18 @@
 """Helpdesk ticket tools."""
 
-from typing import Literal
-
 from inspect_ai.tool import Tool
 
 from forge_eval.benchmarks.services._client import call_service
 from forge_eval.benchmarks.services._toolspec import dumps, service_tool
 
-Priority = Literal["low", "medium", "high", "urgent"]
-
 
 @service_tool("tickets", "read")
 def tickets_list() -> Tool:
-    async def execute(status: Literal["open", "pending", "closed", ""] = "", query: str = "") -> str:
+    async def execute(status: str = "", query: str = "") -> str:
         """List helpdesk tickets (id, title, status, priority, assignee).
 
         Args:
-            status: Only tickets with this status; empty = any.
+            status: Only tickets with this status (open, pending, closed); empty = any.
             query: Words to find in title or description; empty = all.
         """
         params = {"status": status, "query": query}
@@ -40,13 +36,13 @@ def tickets_get() -> Tool:
 
 @service_tool("tickets", "write", result_id="id")
 def tickets_create() -> Tool:
-    async def execute(title: str, description: str = "", priority: Priority = "medium") -> str:
+    async def execute(title: str, description: str = "", priority: str = "medium") -> str:
         """Open a new ticket.
 
         Args:
             title: Short summary.
             description: Details.
-            priority: Priority.
+            priority: low, medium, high or urgent.
         """
         ticket = {"title": title, "description": description, "priority": priority}
         return dumps(await call_service("tickets", "POST", "/tickets", json=ticket))
@@ -57,23 +53,19 @@ def tickets_create() -> Tool:
 @service_tool("tickets", "write", resource_args=("ticket_id",))
 def tickets_update() -> Tool:
     async def execute(
-        ticket_id: str,
-        status: Literal["open", "pending", "closed"] | None = None,
-        priority: Priority | None = None,
-        assignee: str | None = None,
-        resolution: str | None = None,
+        ticket_id: str, status: str = "", priority: str = "", assignee: str = "", resolution: str = ""
     ) -> str:
-        """Change a ticket's status, priority, assignee or resolution; only given fields change.
+        """Change a ticket; empty fields stay as they are.
 
         Args:
             ticket_id: Ticket id, e.g. "T-101".
-            status: New status.
-            priority: New priority.
+            status: open, pending or closed.
+            priority: low, medium, high or urgent.
             assignee: Email of the person to assign.
             resolution: How it was resolved (when closing).
         """
         changes = {"status": status, "priority": priority, "assignee": assignee, "resolution": resolution}
-        body = {k: v for k, v in changes.items() if v is not None}
+        body = {k: v for k, v in changes.items() if v}
         return dumps(await call_service("tickets", "PATCH", f"/tickets/{ticket_id}", json=body))
 
     return execute
