@@ -1,4 +1,7 @@
-"""OpenClaw (Node 24) completes a file task through the proxy (chat completions, SSE). Slow: ~25 s a run."""
+"""OpenClaw (Node 24) completes a file task through the proxy, once per API mode. Slow: ~25-40 s a run.
+
+The path-keyed run speaks chat completions, the key-keyed run Anthropic Messages (no `?beta`), both SSE.
+"""
 
 import json
 
@@ -10,7 +13,7 @@ from tests.proxy._harnesses import TASK, binary, isolated_env, run_harness
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
 
 
-def _config(base_url: str, key: str) -> dict:
+def _config(base_url: str, key: str, api: str) -> dict:
     model = {
         "id": "forge-policy",
         "name": "Forge",
@@ -20,26 +23,34 @@ def _config(base_url: str, key: str) -> dict:
         "contextWindow": 128000,
         "maxTokens": 4096,
     }
-    provider = {"baseUrl": base_url, "apiKey": key, "api": "openai-completions", "models": [model]}
+    provider = {"baseUrl": base_url, "apiKey": key, "api": api, "models": [model]}
     return {
         "models": {"mode": "replace", "providers": {"forge": provider}},
         "agents": {"defaults": {"model": {"primary": "forge/forge-policy"}}},
     }
 
 
-@pytest.mark.parametrize("keying", ["path", "key"])
-def test_openclaw_writes_the_file_through_the_proxy(proxy, scripted, tmp_path, keying):
+def _tool_call(call) -> tuple[str, dict]:
+    """(name, arguments) of the first tool call a record returned, whatever its API."""
+    if call.api == "chat":
+        function = call.returned_response["choices"][0]["message"]["tool_calls"][0]["function"]
+        return function["name"], json.loads(function["arguments"])
+    block = next(b for b in call.returned_response["content"] if b["type"] == "tool_use")
+    return block["name"], block["input"]
+
+
+@pytest.mark.parametrize(("keying", "api"), [("path", "openai-completions"), ("key", "anthropic-messages")])
+def test_openclaw_writes_the_file_through_the_proxy(proxy, scripted, tmp_path, keying, api):
     openclaw = binary("openclaw")
     rollout_id = f"openclaw-{keying}"
     created = proxy.rollout(rollout_id, harness="openclaw")
-    if keying == "path":
-        base_url, key = f"{proxy.url}{created['base_path']}/v1", "dummy"
-    else:
-        base_url, key = f"{proxy.url}/v1", created["api_key"]
+    root = proxy.url + (created["base_path"] if keying == "path" else "")
+    key = "dummy" if keying == "path" else created["api_key"]
+    base_url = root + "/v1" if api == "openai-completions" else root  # the Anthropic client adds /v1
     work = tmp_path / "work"
     work.mkdir()
     config = tmp_path / "openclaw.json"
-    config.write_text(json.dumps(_config(base_url, key)))
+    config.write_text(json.dumps(_config(base_url, key, api)))
     home = tmp_path / "home"
     env = isolated_env(tmp_path, OPENCLAW_HOME=str(home), OPENCLAW_STATE_DIR=str(home / ".openclaw"))
     argv = [
@@ -64,11 +75,14 @@ def test_openclaw_writes_the_file_through_the_proxy(proxy, scripted, tmp_path, k
     assert summary["ok"] is True and summary["toolSummary"]["tools"] == ["exec"]
 
     calls = read_calls(proxy.records, rollout_id)
+    expected_api = "chat" if api == "openai-completions" else "anthropic_messages"
     assert [c.seq for c in calls] == [0, 1]
-    assert all(c.api == "chat" and c.stream and c.rollout_id == rollout_id for c in calls)
-    call = calls[0].returned_response["choices"][0]["message"]["tool_calls"][0]
-    assert call["function"]["name"] == "exec"
-    assert calls[1].served_request["messages"][-1]["role"] in ("tool", "user")
+    assert all(c.api == expected_api and c.stream and c.rollout_id == rollout_id for c in calls)
+    name, arguments = _tool_call(calls[0])
+    assert name == "exec" and "hello.txt" in arguments["command"]
     assert any(m["role"] == "tool" for m in calls[1].served_request["messages"])
     assert calls[1].finish_reason == "stop"
-    assert calls[0].original_request["stream_options"]["include_usage"] is True
+    if api == "openai-completions":
+        assert calls[0].original_request["stream_options"]["include_usage"] is True
+    else:
+        assert calls[0].path == "/v1/messages" and calls[0].original_request["system"]
