@@ -150,7 +150,9 @@ def test_pause_drains_in_flight_calls_and_refuses_new_ones(proxy, scripted):
     results: list[httpx.Response] = []
     worker = threading.Thread(target=lambda: results.append(chat(proxy.url, created["api_key"])))
     worker.start()
-    time.sleep(0.2)
+    deadline = time.monotonic() + 10
+    while httpx.get(proxy.url + "/healthz").json()["in_flight"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
     paused = proxy.admin("POST", "/admin/pause", json={"drain_timeout_s": 10})
     assert paused.json() == {"paused": True, "in_flight": 0}
     worker.join()
