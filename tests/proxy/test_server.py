@@ -185,7 +185,8 @@ def test_upstream_errors_are_retried_and_recorded(proxy, scripted):
     refused = messages(proxy.url, created["api_key"])
     assert refused.status_code == 400 and "maximum context length" in refused.json()["error"]["message"]
     call = read_calls(proxy.records, "flaky")[1]
-    assert call.error_kind == "context_length" and call.retry_count == 1  # a 4xx is not retried
+    assert call.error_kind == "context_length" and call.retry_count == 0  # a 4xx is not retried
+    assert [f.http_status for f in call.upstream_failures] == [400]
 
 
 def test_upstream_without_token_fields_is_asked_again_without_them(proxy, scripted):
@@ -205,7 +206,8 @@ def test_upstream_down_answers_in_the_api_format_and_keeps_serving(make_proxy, s
         assert answer.status_code == 502
     assert messages(proxy.url, created["api_key"]).json()["error"]["type"] == "api_error"
     calls = read_calls(proxy.records, "down")
-    assert [c.error_kind for c in calls] == ["transport"] * 3 and calls[0].retry_count == 2
+    assert [c.error_kind for c in calls] == ["transport"] * 3 and calls[0].retry_count == 1
+    assert len(calls[0].upstream_failures) == 2
     assert read_rollout(proxy.records, "down").upstream_failures == {"transport": 6}
     assert httpx.get(proxy.url + "/healthz").json()["status"] == "ok"
 

@@ -243,7 +243,7 @@ class _Call:
         )
         if response.policy_version is not None:
             self.record["policy_version"] = response.policy_version
-        await self._account(result.failures)
+        await self._account(result.failures, answered=True)
         self.record["client_disconnected"] = hangup.done()
         await self._write()
         await send({"type": "http.response.body", "body": last, "more_body": False})
@@ -260,7 +260,7 @@ class _Call:
             client_disconnected=hangup.done(),
             t_upstream_end=time.time(),
         )
-        await self._account(error.failures)
+        await self._account(error.failures, answered=False)
         await self._write()
         if self.headers_sent:
             event = self.adapter.stream_error(status, error.message, error.kind)
@@ -268,10 +268,11 @@ class _Call:
         else:
             await send_json(send, status, body)
 
-    async def _account(self, failures: list[UpstreamFailure]) -> None:
+    async def _account(self, failures: list[UpstreamFailure], answered: bool) -> None:
         """Count upstream failures (recovered ones too) on the call and on its rollout."""
         self.record["upstream_failures"] = failures
-        self.record["retry_count"] = len(failures)
+        # every failure of an answered call was retried; the last failure of an unanswered one was not
+        self.record["retry_count"] = len(failures) if answered else max(0, len(failures) - 1)
         version = self.record.get("policy_version")
         rollout = self.state.record
         if version is not None and version not in rollout.policy_versions:
