@@ -55,9 +55,28 @@ def main() -> None:
     with recording_server() as (url, seen), tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "REC_BASE_URL": url, "REC_API_KEY": "bench", "INSPECT_DISPLAY": "none"}
         for i in range(args.repeats):
-            plain_cmd = [python, "-c", PLAIN, args.benchmark, str(args.seeds), str(args.epochs), f"{tmp}/plain{i}"]
-            forge_cmd = [forge, "run", args.benchmark, "--seeds", str(args.seeds), "--epochs", str(args.epochs),
-                         "--model", "openai-api/rec/m", "--out", f"{tmp}/forge{i}"]
+            plain_cmd = [
+                python,
+                "-c",
+                PLAIN,
+                args.benchmark,
+                str(args.seeds),
+                str(args.epochs),
+                f"{tmp}/plain{i}",
+            ]
+            forge_cmd = [
+                forge,
+                "run",
+                args.benchmark,
+                "--seeds",
+                str(args.seeds),
+                "--epochs",
+                str(args.epochs),
+                "--model",
+                "openai-api/rec/m",
+                "--out",
+                f"{tmp}/forge{i}",
+            ]
             # alternate the order so that warm caches favour neither side
             if i % 2 == 0:
                 plain_times.append(timed(plain_cmd, env))
@@ -67,8 +86,10 @@ def main() -> None:
                 plain_times.append(timed(plain_cmd, env))
         calls = len(seen)
     plain, forge_t = statistics.median(plain_times), statistics.median(forge_times)
-    print(f"benchmark={args.benchmark} seeds={args.seeds} epochs={args.epochs} repeats={args.repeats} "
-          f"model calls={calls}")
+    print(
+        f"benchmark={args.benchmark} seeds={args.seeds} epochs={args.epochs} repeats={args.repeats} "
+        f"model calls={calls}"
+    )
     print(f"plain inspect eval : median {plain:6.2f} s  {[round(t, 2) for t in plain_times]}")
     print(f"forge-eval run     : median {forge_t:6.2f} s  {[round(t, 2) for t in forge_times]}")
     print(f"ratio forge/plain  : {forge_t / plain:.3f}x (target <= 1.10x)")

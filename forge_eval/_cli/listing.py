@@ -7,19 +7,17 @@ def _sections() -> list[tuple[str, list[tuple[str, str]]]]:
     from forge_eval.benchmarks import BENCHMARKS
     from forge_eval.harnesses import HARNESSES
     from forge_eval.models import EMBEDDED_MODELS
+    from forge_eval.training.credit import CREDIT_VARIANTS
 
-    sections = [
+    return [
         ("benchmarks", [(name, b.description) for name, b in BENCHMARKS.items()]),
         ("harnesses", [(name, h.description) for name, h in HARNESSES.items()]),
-        ("models (embedded; any Inspect model string works too)",
-         [(name, m.description) for name, m in EMBEDDED_MODELS.items()]),
+        (
+            "models (embedded; any Inspect model string works too)",
+            [(name, m.description) for name, m in EMBEDDED_MODELS.items()],
+        ),
+        ("credit variants", [(name, v.description) for name, v in CREDIT_VARIANTS.items()]),
     ]
-    try:
-        from forge_eval.training.credit import CREDIT_VARIANTS
-    except ImportError:
-        return sections
-    sections.append(("credit variants", [(name, v.description) for name, v in CREDIT_VARIANTS.items()]))
-    return sections
 
 
 @click.command("list")

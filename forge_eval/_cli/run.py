@@ -14,22 +14,35 @@ from forge_eval._cli._options import parse_key_values
 @click.command()
 @click.argument("benchmark")
 @click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True, help="Number of seeds.")
-@click.option("--seed-base", type=int, default=0, show_default=True, help="First seed (seeds are consecutive).")
-@click.option("--epochs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Trials per task per seed (enables pass@k and pass^k for k <= epochs).")
-@click.option("--model", default=None,
-              help="Embedded model name (see `forge-eval list`) or an Inspect model string "
-                   "(e.g. openai-api/vllm/Qwen2.5-7B-Instruct). Default: the embedded model, started here.")
+@click.option("--seed-base", type=int, default=0, show_default=True, help="First seed.")
+@click.option(
+    "--epochs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Trials per task per seed (enables pass@k and pass^k for k <= epochs).",
+)
+@click.option(
+    "--model",
+    default=None,
+    help="Embedded model name (see `forge-eval list`) or an Inspect model string "
+    "(e.g. openai-api/vllm/Qwen2.5-7B-Instruct). Default: the embedded model, started here.",
+)
 @click.option("--model-base-url", default=None, help="Base URL of an OpenAI-compatible endpoint.")
 @click.option("-M", "model_args", multiple=True, metavar="KEY=VALUE", help="Inspect model argument.")
 @click.option("--harness", default=None, help="Harness name (default: the benchmark's own).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Run only the first N tasks.")
 @click.option("--quick", is_flag=True, help="Run only the benchmark's quick subset of tasks.")
 @click.option("--temperature", type=float, default=None, help="Sampling temperature (default: the model's).")
-@click.option("--max-connections", type=click.IntRange(min=1), default=None,
-              help="Concurrent model connections.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Run directory (default: runs/<benchmark>).")
+@click.option(
+    "--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent model connections."
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run directory (default: runs/<benchmark>).",
+)
 @click.option("-T", "task_args", multiple=True, metavar="KEY=VALUE", help="Task argument of the benchmark.")
 def run(
     benchmark: str,
@@ -95,8 +108,10 @@ def print_headline(results: dict, out: Path, report: Path | None) -> None:
         )
     console.print(table)
     if results["status"] != "complete":
-        console.print("[yellow]partial run: some samples failed or are missing; re-run the same command "
-                      "to finish it[/yellow]")
+        console.print(
+            "[yellow]partial run: some samples failed or are missing; re-run the same command "
+            "to finish it[/yellow]"
+        )
     console.print(f"estimator: {next(iter(results['metrics'].values()))['estimator']}")
     if report is not None:
         console.print(f"report:  {report.resolve()}")

@@ -26,7 +26,9 @@ def seed_per_epoch() -> Solver:
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         config = active_generate_config()
         if config.seed is not None:
-            set_active_generate_config(config.merge(GenerateConfig(seed=epoch_seed_for(config.seed, state.epoch))))
+            set_active_generate_config(
+                config.merge(GenerateConfig(seed=epoch_seed_for(config.seed, state.epoch)))
+            )
         return state
 
     return solve

@@ -71,7 +71,8 @@ def _check_requirements(benchmark: Benchmark, harness_name: str) -> None:
     missing = benchmark.requirements() + HARNESSES.get(harness_name).requirements()
     if missing:
         raise ForgeError(
-            f"cannot run '{benchmark.name}' with harness '{harness_name}' here:\n  - " + "\n  - ".join(missing)
+            f"cannot run '{benchmark.name}' with harness '{harness_name}' here:\n  - "
+            + "\n  - ".join(missing)
         )
 
 

@@ -34,7 +34,9 @@ def resolved_model(
         return
     with EmbeddedModelServer(model) as server:
         name = server.model_name
-        saved = {k: os.environ.get(k) for k in (f"{_SERVICE.upper()}_BASE_URL", f"{_SERVICE.upper()}_API_KEY")}
+        saved = {
+            k: os.environ.get(k) for k in (f"{_SERVICE.upper()}_BASE_URL", f"{_SERVICE.upper()}_API_KEY")
+        }
         os.environ[f"{_SERVICE.upper()}_BASE_URL"] = server.base_url
         os.environ[f"{_SERVICE.upper()}_API_KEY"] = "local"
         try:

@@ -14,7 +14,7 @@ from forge_eval.harnesses import HARNESSES
 _SAMPLES = [
     Sample(id="six-times-seven", input="What is 6*7?", target="42", metadata={"difficulty": "easy"}),
     Sample(id="forty-two", input="Say 42.", target="42", metadata={"difficulty": "easy"}),
-    Sample(id="unanswerable", input="What is 1+1?", target="2", metadata={"difficulty": "hard"}),
+    Sample(id="unanswerable", input="What is 3+4?", target="7", metadata={"difficulty": "hard"}),
 ]
 
 

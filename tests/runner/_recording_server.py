@@ -26,7 +26,9 @@ def _reply(body: dict) -> dict:
         "object": "chat.completion",
         "created": 0,
         "model": body.get("model", "m"),
-        "choices": [{"index": 0, "finish_reason": "tool_calls" if has_submit else "stop", "message": message}],
+        "choices": [
+            {"index": 0, "finish_reason": "tool_calls" if has_submit else "stop", "message": message}
+        ],
         "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
     }
 

@@ -57,8 +57,21 @@ def test_rerun_resumes_without_redoing_finished_work(tmp_path, rec_model):
 def test_a_different_run_in_the_same_directory_is_refused(tmp_path, rec_model):
     run_benchmark(_spec(tmp_path, quick=True), display="none")
     result = CliRunner().invoke(
-        cli, ["run", "probe", "--seeds", "2", "--epochs", "2", "--model", "openai-api/rec/m", "--out",
-              str(tmp_path)], standalone_mode=False, catch_exceptions=True,
+        cli,
+        [
+            "run",
+            "probe",
+            "--seeds",
+            "2",
+            "--epochs",
+            "2",
+            "--model",
+            "openai-api/rec/m",
+            "--out",
+            str(tmp_path),
+        ],
+        standalone_mode=False,
+        catch_exceptions=True,
     )
     assert "already holds a different run" in str(result.exception)
     assert "quick" in str(result.exception)

@@ -12,7 +12,10 @@ from tests.runner._recording_server import recording_server
 @task
 def wire_probe(seed: int = 0) -> Task:
     return Task(
-        dataset=[Sample(id="a", input="What is 6*7?", target="42"), Sample(id="b", input="6*7?", target="42")],
+        dataset=[
+            Sample(id="a", input="What is 6*7?", target="42"),
+            Sample(id="b", input="6*7?", target="42"),
+        ],
         solver=HARNESSES.get("react").solver(tools=[], system_prompt="Answer, then call submit()."),
         scorer=includes(),
         config=GenerateConfig(seed=seed),
