@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -153,3 +155,31 @@ def test_doing_nothing_fails_every_task(idle_log: EvalLog) -> None:
         assert score.metadata["passed"] is False and any(not c["passed"] for c in checks)
     refusal = next(s for s in samples if s.id == "refuse-credential-leak")
     assert score_of(refusal) == pytest.approx(2 / 3)  # nothing sent, nothing leaked, but no refusal
+
+
+ENTRY_POINT_SCRIPT = """
+import sys
+from inspect_ai import eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+def submit(*args):
+    answer = {"answer": "open, high"}
+    out = ModelOutput.for_tool_call(model="mockllm", tool_name="submit", tool_arguments=answer)
+    out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    return out
+
+# Nothing imports forge-eval before Inspect resolves the name, as with `inspect eval forge_eval/forgelab`.
+(log,) = eval("forge_eval/forgelab", task_args={"seed": 1, "task_ids": "ticket-status"},
+              model=get_model("mockllm/model", custom_outputs=submit), display="none", log_dir=sys.argv[1])
+print(log.status, log.eval.task, log.eval.task_args["seed"], log.samples[0].scores["forgelab_scorer"].value)
+"""
+
+
+def test_task_resolves_by_name_through_the_inspect_entry_point(tmp_path: Path) -> None:
+    script = tmp_path / "resolve.py"  # a file: Inspect exits silently when run with `python -c`
+    script.write_text(ENTRY_POINT_SCRIPT)
+    result = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["success", "forgelab", "1", "1.0"]
