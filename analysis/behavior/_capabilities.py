@@ -14,6 +14,7 @@ import pandas as pd
 
 from forge_eval._registry import Registry
 from forge_eval.analysis.behavior._access import same_resource
+from forge_eval.analysis.behavior._gc import gc_paused
 
 FAILED_COMMAND_KINDS = frozenset({"tool_error", "nonzero_exit", "timeout"})
 
@@ -196,8 +197,9 @@ def capability_values(rollouts: pd.DataFrame, calls: pd.DataFrame) -> pd.DataFra
     grouped = {k: g for k, g in calls.groupby(keys, sort=False)} if len(calls) else {}
     empty = calls.iloc[0:0]
     rows = []
-    for rollout in rollouts.to_dict("records"):
-        own = grouped.get((rollout["task_id"], rollout["seed"], rollout["epoch"]), empty)
-        agent_calls = own[own["tool"] != ""]
-        rows.append({name: cap.value(rollout, agent_calls) for name, cap in CAPABILITIES.items()})
+    with gc_paused():
+        for rollout in rollouts.to_dict("records"):
+            own = grouped.get((rollout["task_id"], rollout["seed"], rollout["epoch"]), empty)
+            agent_calls = own[own["tool"] != ""]
+            rows.append({name: cap.value(rollout, agent_calls) for name, cap in CAPABILITIES.items()})
     return pd.DataFrame(rows, index=rollouts.index, columns=capability_names())

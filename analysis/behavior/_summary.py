@@ -6,6 +6,7 @@ within task). Tool-usage shares use the same cells: a cell's share is its calls 
 calls, so each task × seed weighs the same however many calls its rollouts made.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,11 +65,17 @@ def _cells(frame: pd.DataFrame, column: str) -> pd.DataFrame:
     return present.groupby(_CELL, as_index=False)[column].mean().rename(columns={column: "value"})
 
 
-def capability_cells(transcripts: Transcripts) -> dict[str, pd.DataFrame]:
-    """Capability name -> its (task_id, seed, value) cells."""
-    values = capability_values(transcripts.rollouts, transcripts.calls)
-    frame = pd.concat([transcripts.rollouts[_CELL], values], axis=1)
-    return {name: _cells(frame, name) for name in capability_names()}
+@dataclass(frozen=True)
+class _Group:
+    """The rollouts of one group (overall, one harness), with their capability values computed once."""
+
+    transcripts: Transcripts
+    values: pd.DataFrame  # capability columns, aligned with transcripts.rollouts
+
+    def capability_cells(self) -> dict[str, pd.DataFrame]:
+        """Capability name -> its (task_id, seed, value) cells."""
+        frame = pd.concat([self.transcripts.rollouts[_CELL], self.values], axis=1)
+        return {name: _cells(frame, name) for name in capability_names()}
 
 
 def share_cells(transcripts: Transcripts, successful_only: bool) -> dict[str, pd.DataFrame]:
@@ -90,10 +97,11 @@ def share_cells(transcripts: Transcripts, successful_only: bool) -> dict[str, pd
     }
 
 
-def _group_summary(transcripts: Transcripts, n_resamples: int, random_state: int) -> dict[str, Any]:
+def _group_summary(group: _Group, n_resamples: int, random_state: int) -> dict[str, Any]:
     def interval(cells: pd.DataFrame) -> dict[str, Any]:
         return cell_interval(cells, n_resamples=n_resamples, random_state=random_state)
 
+    transcripts = group.transcripts
     rollouts = transcripts.rollouts
     tools_by_count = transcripts.calls.loc[transcripts.calls["tool"] != "", "tool"].value_counts()
     shares = {}
@@ -110,18 +118,20 @@ def _group_summary(transcripts: Transcripts, n_resamples: int, random_state: int
         # rollouts whose proxy records gave a parse verdict per turn ("matched") or could not ("mismatched")
         "proxy_records": {str(k): int(v) for k, v in rollouts["records"].value_counts().items() if k},
         "call_counts": {str(k): int(v) for k, v in tools_by_count.items()},
-        "capabilities": {name: interval(cells) for name, cells in capability_cells(transcripts).items()},
+        "capabilities": {name: interval(cells) for name, cells in group.capability_cells().items()},
         "tool_shares": shares,
     }
 
 
-def _split(transcripts: Transcripts) -> dict[str, Transcripts]:
-    groups = {"overall": transcripts}
+def _split(transcripts: Transcripts) -> dict[str, _Group]:
+    values = capability_values(transcripts.rollouts, transcripts.calls)
+    groups = {"overall": _Group(transcripts, values)}
     for harness in sorted(transcripts.rollouts["harness"].unique()):
-        groups[f"harness:{harness}"] = Transcripts(
-            transcripts.calls[transcripts.calls["harness"] == harness],
-            transcripts.rollouts[transcripts.rollouts["harness"] == harness],
+        mine = transcripts.rollouts["harness"] == harness
+        sliced = Transcripts(
+            transcripts.calls[transcripts.calls["harness"] == harness], transcripts.rollouts[mine]
         )
+        groups[f"harness:{harness}"] = _Group(sliced, values[mine])
     return groups
 
 
@@ -191,11 +201,12 @@ def compare_behavior(
     for name, group in _split(this).items():
         if name not in other_groups:
             continue
-        mine, theirs = capability_cells(group), capability_cells(other_groups[name])
+        mine, theirs = group.capability_cells(), other_groups[name].capability_cells()
         capabilities = {m: _paired(mine[m], theirs[m], n_resamples, random_state) for m in mine}
         shares = {}
         for subset, successful in (("all", False), ("successful", True)):
-            a, b = share_cells(other_groups[name], successful), share_cells(group, successful)
+            a = share_cells(other_groups[name].transcripts, successful)
+            b = share_cells(group.transcripts, successful)
             # a tool one run never called has share 0 in every cell where the run made calls
             for tool in sorted(set(a) | set(b)):
                 shares.setdefault(subset, {})[tool] = _paired(

@@ -13,12 +13,10 @@ collector is paused); `read_eval_log_samples` re-opens the zip per sample and is
 """
 
 import csv
-import gc
 import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from inspect_ai.tool import ToolCall, ToolCallError
 
 from forge_eval._errors import ForgeError
 from forge_eval.analysis.behavior._access import access_kind
+from forge_eval.analysis.behavior._gc import gc_paused
 from forge_eval.analysis.behavior._records import RolloutKey, parse_failed, read_parse_verdicts
 from forge_eval.analysis.behavior._rules import CallAccess, HarnessRules, rules_for
 from forge_eval.analysis.behavior._services import service_access, service_tool
@@ -289,24 +288,6 @@ def _score(sample: EvalSample) -> float:
     return _to_float(next(iter(sample.scores.values())).value)
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while logs are parsed and their calls extracted.
-
-    Both allocate millions of objects and no garbage cycles, and each of the collector's full passes
-    walks the whole (growing) heap, which made reading super-linear: 10x the samples took 11.5x the
-    CPU to parse and 15x to extract with it, 10.0x and 9x without (and half the time overall;
-    bench/analyze_speed.py measures it).
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _logs_oldest_first(logs: Iterable[str | Path | EvalLogInfo | EvalLog]) -> Iterator[EvalLog]:
     """Logs in creation order, each read whole only when its turn comes (one log in memory at a time)."""
     headers = []
@@ -368,7 +349,7 @@ def read_transcripts(
     """
     calls: dict[tuple[str, int, int], list[dict[str, Any]]] = {}
     rollouts: dict[tuple[str, int, int], dict[str, Any]] = {}
-    with _gc_paused():
+    with gc_paused():
         for log in _logs_oldest_first(logs):
             seed = _seed(log)
             name = _harness(log, harness)

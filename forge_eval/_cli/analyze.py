@@ -17,9 +17,9 @@ def _check_run_dir(path: Path, option: str) -> None:
         )
 
 
-def _line(title: str, interval: dict[str, Any] | None) -> str:
+def _line(title: str, interval: dict[str, Any] | None, missing: str = "no eligible rollouts") -> str:
     if not interval or interval.get("estimate") is None:
-        return f"  {title:<28} n/a (no eligible rollouts)"
+        return f"  {title:<28} n/a ({missing})"
     text = f"  {title:<28} {interval['estimate']:6.1f}"
     if interval.get("ci_low") is not None:
         text += f"  [{interval['ci_low']:.1f}, {interval['ci_high']:.1f}]"
@@ -65,7 +65,7 @@ def analyze(run_dir: Path, compare: Path | None, resamples: int, bootstrap_seed:
         click.echo(f"paired differences vs {compare} (this run minus the compared run):")
         paired = data["comparison"]["groups"].get("overall", {}).get("capabilities", {})
         for name, interval in paired.items():
-            click.echo(_line(titles[name], interval))
+            click.echo(_line(titles[name], interval, "fewer than 2 tasks with paired values"))
     click.echo(str((run_dir / BEHAVIOR_FILE).resolve()))
     if (run_dir / "results.json").is_file():
         click.echo(str(build_report(run_dir).resolve()))
