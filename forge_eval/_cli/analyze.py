@@ -41,7 +41,8 @@ def analyze(run_dir: Path, compare: Path | None, resamples: int, bootstrap_seed:
     """Measure tool usage and the five capabilities of the run in DIR.
 
     Writes DIR/behavior.json (every metric with a two-level bootstrap CI over tasks x seeds, per harness
-    and overall) and adds a Behavior section to DIR/report.html.
+    and overall) and adds a Behavior section to DIR/report.html. The proxy's call records in
+    DIR/records, when the run has them, add the model server's tool-call parse verdicts.
     """
     _check_run_dir(run_dir, "run directory")
     if compare is not None:
