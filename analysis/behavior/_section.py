@@ -60,9 +60,9 @@ def _share_chart(shares: dict[str, dict[str, Any]], name: str) -> str:
         ax.set_yticks(list(positions), tools)
         ax.invert_yaxis()
         ax.set_xlabel("share of tool calls (%)")
-        ax.legend(loc="lower right")
+        ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, frameon=False)
 
-    return svg_figure(draw, figsize=(6.5, 0.45 * len(tools) + 1.2), name=name)
+    return svg_figure(draw, figsize=(6.5, 0.45 * len(tools) + 1.5), name=name)
 
 
 def _capability_chart(capabilities: dict[str, dict[str, Any]], titles: dict[str, str], name: str) -> str:
@@ -73,6 +73,9 @@ def _capability_chart(capabilities: dict[str, dict[str, Any]], titles: dict[str,
         items = [capabilities[n] for n in names]
         values = [_value(i) for i in items]
         ax.barh(range(len(names)), values, xerr=_errors(items), color="#8172b2", capsize=3)
+        for row, item in enumerate(items):
+            if (item or {}).get("estimate") is None:
+                ax.text(1, row, "n/a (no eligible rollouts)", va="center", color="#777777")
         ax.set_yticks(range(len(names)), [titles.get(n, n) for n in names])
         ax.invert_yaxis()
         ax.set_xlim(0, 100)

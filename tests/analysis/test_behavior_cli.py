@@ -85,6 +85,11 @@ def test_report_gets_a_behavior_section(analyzed) -> None:
     section = behavior_section(rl)
     assert section is not None and section.title == "Behavior"
     assert behavior_section(rl / "logs") is None  # no behavior.json there
+    # `forge-eval report` imports only the reports package: the section comes through its entry point
+    (rl / "report.html").unlink()
+    rebuilt = subprocess.run([FORGE_EVAL, "report", str(rl)], capture_output=True, text=True, timeout=300)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert (rl / "report.html").read_text().count('id="behavior"') == 1
 
 
 def test_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
