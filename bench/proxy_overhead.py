@@ -5,6 +5,9 @@ The upstream is forge-eval's scripted upstream (microseconds of work per call), 
 the proxy's own cost: parsing, keying, the upstream hop, SSE synthesis and the durable record write.
 Upstream, proxy and load generator each run in their own process (all on this machine's cores).
 Targets (issue 3): <= 2 ms added p50 latency, >= 500 calls/s on 2 cores.
+Last, the Inspect-model upstream: a call through the proxy into `Model.generate()` (mockllm, inside one
+Inspect sample) against `generate()` called directly (reference/inspect.md: the in-process agent bridge
+costs ~15 ms a call, the sandbox bridge ~2 s).
 
     .venv/bin/python bench/proxy_overhead.py [--calls 2000] [--seconds 20]
 """
@@ -119,6 +122,56 @@ def best_of(repeats: int, *args: object) -> dict:
     return runs[len(runs) // 2]
 
 
+def inspect_overhead(calls: int = 50) -> tuple[float, float]:
+    """Median ms per call of `generate()` direct and through the proxy with an `InspectUpstream`."""
+    from inspect_ai import Task, eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, serve_in_task
+    from forge_eval.training.records import RolloutRecord
+
+    def output(*_: object) -> ModelOutput:
+        answer = ModelOutput.from_content("mockllm/model", "ok")
+        answer.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tokenizer download
+        return answer
+
+    medians: dict[str, float] = {}
+
+    @solver
+    def measure():  # type: ignore[no-untyped-def]
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            model = get_model()
+            direct = []
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                await model.generate("hi")
+                direct.append(time.perf_counter() - t0)
+            with tempfile.TemporaryDirectory() as records:
+                app = create_app(ProxyConfig(records_dir=records, secret=SECRET), InspectUpstream(None))
+                app.state.proxy.rollouts.add(RolloutRecord(rollout_id="inspect"))
+                proxied = []
+                async with serve_in_task(app) as url, httpx.AsyncClient() as client:
+                    for _ in range(calls):
+                        t0 = time.perf_counter()
+                        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+                        (
+                            await client.post(f"{url}/r/inspect/0/v1/chat/completions", json=body)
+                        ).raise_for_status()
+                        proxied.append(time.perf_counter() - t0)
+            medians["direct"] = 1000 * statistics.median(direct)
+            medians["proxy"] = 1000 * statistics.median(proxied)
+            return state
+
+        return solve
+
+    with tempfile.TemporaryDirectory() as logs:
+        model = get_model("mockllm/model", custom_outputs=output)
+        eval(Task(dataset=[Sample(input="x")], solver=measure()), model=model, display="none", log_dir=logs)
+    return medians["direct"], medians["proxy"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000, help="requests per measurement (bounded)")
@@ -186,6 +239,11 @@ def main() -> None:
             process.terminate()
             process.wait(timeout=10)
         shutil.rmtree(records, ignore_errors=True)
+    direct_ms, proxy_ms = inspect_overhead()
+    print(
+        f"Inspect upstream (mockllm, p50 of 50 calls): generate() {direct_ms:.2f} ms, through the proxy "
+        f"{proxy_ms:.2f} ms (+{proxy_ms - direct_ms:.2f} ms, each call a ModelEvent)"
+    )
 
 
 if __name__ == "__main__":
