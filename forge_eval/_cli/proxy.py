@@ -67,6 +67,7 @@ def proxy() -> None:
     default=None,
     help="Bearer token for the upstream(s) [env FORGE_UPSTREAM_API_KEY].",
 )
+@click.option("--access-log", is_flag=True, help="Log every request (method, path, status) to stderr.")
 def serve(
     upstreams: tuple[str, ...],
     port: int,
@@ -82,6 +83,7 @@ def serve(
     upstream_timeout: float,
     no_token_ids: bool,
     upstream_key: str | None,
+    access_log: bool,
 ) -> None:
     """Serve harness calls from the upstream(s) and record each one under --records."""
     from forge_eval.training.proxy import ProxyConfig, create_app, serve_forever
@@ -119,7 +121,7 @@ def serve(
         f"records in {records_dir}",
         err=True,
     )
-    serve_forever(app, host, port)
+    serve_forever(app, host, port, access_log)
 
 
 @proxy.command()

@@ -18,16 +18,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _uvicorn_config(app: Any, host: str, port: int) -> uvicorn.Config:
+def _uvicorn_config(app: Any, host: str, port: int, access_log: bool = False) -> uvicorn.Config:
     # loop/http "auto": uvloop and httptools when installed (several times faster than asyncio + h11)
     return uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, timeout_keep_alive=75, lifespan="on"
+        app,
+        host=host,
+        port=port,
+        log_level="info" if access_log else "warning",
+        access_log=access_log,
+        timeout_keep_alive=75,
+        lifespan="on",
     )
 
 
-def serve_forever(app: Any, host: str = "127.0.0.1", port: int = 8377) -> None:
+def serve_forever(app: Any, host: str = "127.0.0.1", port: int = 8377, access_log: bool = False) -> None:
     """Serve until interrupted (Ctrl-C or SIGTERM: in-flight calls finish, records are flushed)."""
-    uvicorn.Server(_uvicorn_config(app, host, port)).run()
+    uvicorn.Server(_uvicorn_config(app, host, port, access_log)).run()
 
 
 class ServerThread:
