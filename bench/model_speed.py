@@ -1,14 +1,17 @@
-"""Speed of the embedded models as forge-eval serves them (child process, HTTP, 2 CPU threads).
+"""Speed of the embedded models as forge-eval serves them (child process, HTTP, CPU threads).
 
-For each model: start-up time until /health answers, prompt and generation tok/s of one request
-(llama.cpp's own timings, prompt cache off), aggregate generation tok/s of 2 concurrent requests
-(the server's 2 slots), the ratio of the two, and the server's peak RSS.
+For each model and thread count: start-up time until /health answers, prompt and generation tok/s
+of one request (llama.cpp's own timings, prompt cache off), aggregate generation tok/s of 2
+concurrent requests (the server's 2 slots), its ratio to one request, and the server's peak RSS.
+Thread counts run side by side because on a busy 2-core machine 2 llama.cpp threads (which meet
+at a barrier after every operation) can be many times slower than 1.
 
-    .venv/bin/python bench/model_speed.py [--models qwen-0.5b smollm2] [--prompt-tokens 400]
-        [--gen-tokens 48] [--repeats 2] [--threads 2]
+    .venv/bin/python bench/model_speed.py [--models qwen-0.5b smollm2] [--threads 1 2]
+        [--prompt-tokens 400] [--gen-tokens 48] [--repeats 2]
 """
 
 import argparse
+import os
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -45,9 +48,9 @@ def _peak_rss_gb(pid: int) -> float:
     return float("nan")
 
 
-def measure(model: str, args: argparse.Namespace) -> dict[str, float]:
+def measure(model: str, threads: int, args: argparse.Namespace) -> dict[str, float]:
     start = time.perf_counter()
-    with EmbeddedModelServer(model=model, threads=args.threads) as server:
+    with EmbeddedModelServer(model=model, threads=threads) as server:
         load_s = time.perf_counter() - start
         prompt, gen, aggregate = [], [], []
         for i in range(args.repeats):
@@ -80,14 +83,14 @@ def main() -> None:
     parser.add_argument("--prompt-tokens", type=int, default=400)
     parser.add_argument("--gen-tokens", type=int, default=48)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     args = parser.parse_args()
     print(
         f"prompt ~{args.prompt_tokens} tokens, {args.gen_tokens} generated, median of {args.repeats}, "
-        f"{args.threads} threads"
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     header = (
-        f"{'model':<10} {'load s':>7} {'prompt tok/s':>13} {'gen tok/s':>10} {'2 concurrent tok/s':>19} "
+        f"{'model':<10} {'threads':>7} {'load s':>7} {'prompt tok/s':>13} {'gen tok/s':>10} {'2 concurrent tok/s':>19} "
         f"{'ratio 2/1':>10} {'peak RSS GB':>12}"
     )
     print(header)
@@ -95,12 +98,14 @@ def main() -> None:
         if not EMBEDDED_MODELS.get(model).installed():
             print(f"{model:<10} (weights not installed)")
             continue
-        r = measure(model, args)
-        print(
-            f"{model:<10} {r['load_s']:7.1f} {r['prompt_tok_s']:13.1f} {r['gen_tok_s']:10.1f} "
-            f"{r['aggregate2_tok_s']:19.1f} {r['aggregate2_tok_s'] / r['gen_tok_s']:10.2f} "
-            f"{r['peak_rss_gb']:12.2f}"
-        )
+        for threads in args.threads:
+            r = measure(model, threads, args)
+            print(
+                f"{model:<10} {threads:7d} {r['load_s']:7.1f} {r['prompt_tok_s']:13.1f} {r['gen_tok_s']:10.1f} "
+                f"{r['aggregate2_tok_s']:19.1f} {r['aggregate2_tok_s'] / r['gen_tok_s']:10.2f} "
+                f"{r['peak_rss_gb']:12.2f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

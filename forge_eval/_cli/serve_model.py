@@ -29,7 +29,12 @@ def _ready_message(model: str, quiet: bool):
 @click.command("serve-model")
 @click.option("--port", type=int, default=None, help="Port on 127.0.0.1 (default: a free one).")
 @click.option("--model", "model_name", default=None, help="Embedded model: qwen-0.5b (default) or smollm2.")
-@click.option("--threads", type=click.IntRange(1), default=2, show_default=True, help="CPU threads.")
+@click.option(
+    "--threads",
+    type=click.IntRange(1),
+    default=None,
+    help="CPU threads for llama.cpp (default: half the CPUs; more threads slow down on a busy machine).",
+)
 @click.option(
     "--request-log",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -53,7 +58,7 @@ def _ready_message(model: str, quiet: bool):
 def serve_model(
     port: int | None,
     model_name: str | None,
-    threads: int,
+    threads: int | None,
     request_log: Path | None,
     model_path: Path | None,
     deterministic: bool,

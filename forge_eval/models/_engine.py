@@ -8,12 +8,24 @@ threads and the event loop stays responsive.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Protocol
 
 import xllamacpp
 
 from forge_eval._errors import ForgeError
+
+
+def default_threads() -> int:
+    """Half the CPUs this process may use, at least 1.
+
+    llama.cpp's threads meet at a barrier after every operation, so one descheduled thread stalls
+    them all: on a 2-core machine busy with other work, Qwen-0.5B generated 1-4 tok/s with 2 threads
+    and 24-35 tok/s with 1 (bench/model_speed.py compares them). Leaving half the cores to the
+    harness, Inspect and sandboxed commands keeps the model fast when it matters.
+    """
+    return max(1, len(os.sched_getaffinity(0)) // 2)
 
 
 class ChatEngine(Protocol):
@@ -36,7 +48,7 @@ class LlamaEngine:
 
     Args:
         model_path: The GGUF file.
-        threads: CPU threads for generation and prompt processing.
+        threads: CPU threads for generation and prompt processing (None: `default_threads()`).
         n_parallel: Requests decoded together (continuous batching).
         n_ctx_per_slot: Context tokens available to each request.
         verbose: llama.cpp logs every request (timings, slots) to stderr; otherwise only errors.
@@ -45,7 +57,7 @@ class LlamaEngine:
     def __init__(
         self,
         model_path: Path,
-        threads: int = 2,
+        threads: int | None = None,
         n_parallel: int = 2,
         n_ctx_per_slot: int = 8192,
         verbose: bool = False,
@@ -55,7 +67,7 @@ class LlamaEngine:
         params.n_parallel = n_parallel
         params.n_ctx = n_ctx_per_slot * n_parallel
         for cpu in (params.cpuparams, params.cpuparams_batch):
-            cpu.n_threads = threads
+            cpu.n_threads = threads or default_threads()
             # Busy-polling threads fight for the 2 cores: default polling made speed swing 2..38 tok/s.
             cpu.poll = 0
         params.use_jinja = True

@@ -54,7 +54,7 @@ def _exit_when_orphaned(parent_pid: int) -> None:
 def serve(
     spec: EmbeddedModelSpec,
     sock: socket.socket,
-    threads: int = 2,
+    threads: int | None = None,
     request_log: Path | None = None,
     model_path: Path | None = None,
     on_ready: Callable[[str], None] | None = None,
@@ -67,7 +67,7 @@ def serve(
     Args:
         spec: The embedded model.
         sock: A bound, listening socket (see `bind_socket`).
-        threads: CPU threads for llama.cpp.
+        threads: CPU threads for llama.cpp (None: half the CPUs, see `default_threads`).
         request_log: Append one JSON line per chat request here.
         model_path: Serve this GGUF file instead of the spec's packaged weights.
         on_ready: Called with the base URL once the model is loaded.

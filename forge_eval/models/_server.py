@@ -67,7 +67,7 @@ class EmbeddedModelServer:
     Args:
         model: A name in `EMBEDDED_MODELS`; None picks `default_model()`.
         port: Port on 127.0.0.1; None picks a free one.
-        threads: CPU threads for llama.cpp.
+        threads: CPU threads for llama.cpp (None: half the CPUs, see `default_threads`).
         request_log: The child appends one JSON line per chat request here.
         log_file: The child's stdout/stderr (default: a new temporary file).
         model_path: Serve this GGUF file instead of the model's packaged weights.
@@ -80,7 +80,7 @@ class EmbeddedModelServer:
         self,
         model: str | None = None,
         port: int | None = None,
-        threads: int = 2,
+        threads: int | None = None,
         request_log: Path | None = None,
         log_file: Path | None = None,
         model_path: Path | None = None,
@@ -141,12 +141,12 @@ class EmbeddedModelServer:
             self.spec.name,
             "--fd",
             str(sock.fileno()),
-            "--threads",
-            str(self.threads),
             "--parent-pid",
             str(os.getpid()),
             "--verbose",  # the log file is where a failed start is diagnosed
         ]
+        if self.threads is not None:
+            command += ["--threads", str(self.threads)]
         if self.request_log is not None:
             command += ["--request-log", str(self.request_log)]
         if self.model_path is not None:
