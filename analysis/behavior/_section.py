@@ -101,7 +101,13 @@ def _difference_chart(diffs: dict[str, dict[str, Any] | None], titles: dict[str,
     return svg_figure(draw, figsize=(6.5, 0.45 * len(names) + 1.0), name=name)
 
 
-def _table(rows: list[tuple[str, str, str]], headers: tuple[str, str, str]) -> str:
+def _pooled(group: dict[str, Any], tool: str) -> str:
+    pooled = group.get("pooled_shares", {})
+    values = [pooled.get(subset, {}).get(tool) for subset in ("all", "successful")]
+    return " / ".join("n/a" if v is None else f"{v:.1f}" for v in values)
+
+
+def _table(rows: list[tuple[str, ...]], headers: tuple[str, ...]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -134,8 +140,16 @@ def _group_html(key: str, group: dict[str, Any], data: dict[str, Any]) -> str:
             f"{html.escape(definitions['tool_shares']['definition'])}</p>",
             _share_chart(shares, f"behavior-shares-{slug}"),
             _table(
-                [(t, _fmt(i), _fmt(shares.get("successful", {}).get(t))) for t, i in shares["all"].items()],
-                ("tool", "all rollouts % [95% CI]", "successful rollouts % [95% CI]"),
+                [
+                    (t, _fmt(i), _fmt(shares.get("successful", {}).get(t)), _pooled(group, t))
+                    for t, i in shares["all"].items()
+                ],
+                (
+                    "tool",
+                    "all rollouts % [95% CI]",
+                    "successful rollouts % [95% CI]",
+                    "pooled %: all / successful",
+                ),
             ),
         ]
     comparison = (data.get("comparison") or {}).get("groups", {}).get(key)

@@ -23,7 +23,8 @@ _CELL = ["task_id", "seed"]
 SHARE_DEFINITION = (
     "A tool's share of all tool calls, in %: per task × seed, its calls over all calls (over all rollouts, "
     "or over successful rollouts only), then averaged over task × seed cells. The generic-shell share "
-    "counts every call of the harness's shell tool (bash, exec_command, Bash, exec)."
+    "counts every call of the harness's shell tool (bash, exec_command, Bash, exec). Pooled shares "
+    "(all calls of all rollouts together, as the paper counts) are given beside it without an interval."
 )
 
 
@@ -78,12 +79,17 @@ class _Group:
         return {name: _cells(frame, name) for name in capability_names()}
 
 
-def share_cells(transcripts: Transcripts, successful_only: bool) -> dict[str, pd.DataFrame]:
-    """Tool name (and `generic_shell`) -> (task_id, seed, value) cells of its % share of calls."""
+def _agent_calls(transcripts: Transcripts, successful_only: bool) -> pd.DataFrame:
     calls = transcripts.calls[transcripts.calls["tool"] != ""]
     if successful_only:
         solved = transcripts.rollouts.loc[transcripts.rollouts["passed"], ["task_id", "seed", "epoch"]]
         calls = calls.merge(solved, on=["task_id", "seed", "epoch"])
+    return calls
+
+
+def share_cells(transcripts: Transcripts, successful_only: bool) -> dict[str, pd.DataFrame]:
+    """Tool name (and `generic_shell`) -> (task_id, seed, value) cells of its % share of calls."""
+    calls = _agent_calls(transcripts, successful_only)
     if calls.empty:
         return {}
     counts = pd.crosstab([calls["task_id"], calls["seed"]], calls["tool"])
@@ -97,6 +103,20 @@ def share_cells(transcripts: Transcripts, successful_only: bool) -> dict[str, pd
     }
 
 
+def pooled_shares(transcripts: Transcripts, successful_only: bool) -> dict[str, float]:
+    """Tool (and `generic_shell`) -> % of all the group's calls, pooled over rollouts (no interval).
+
+    The paper's way of counting; descriptive only, since long rollouts weigh more in it.
+    """
+    calls = _agent_calls(transcripts, successful_only)
+    if calls.empty:
+        return {}
+    found = {str(t): 100.0 * n / len(calls) for t, n in calls["tool"].value_counts().items()}
+    if calls["generic_shell"].any():
+        found[GENERIC_SHELL] = 100.0 * float(calls["generic_shell"].mean())
+    return found
+
+
 def _group_summary(group: _Group, n_resamples: int, random_state: int) -> dict[str, Any]:
     def interval(cells: pd.DataFrame) -> dict[str, Any]:
         return cell_interval(cells, n_resamples=n_resamples, random_state=random_state)
@@ -104,11 +124,12 @@ def _group_summary(group: _Group, n_resamples: int, random_state: int) -> dict[s
     transcripts = group.transcripts
     rollouts = transcripts.rollouts
     tools_by_count = transcripts.calls.loc[transcripts.calls["tool"] != "", "tool"].value_counts()
-    shares = {}
+    shares, pooled = {}, {}
     for subset, successful in (("all", False), ("successful", True)):
         cells = share_cells(transcripts, successful)
         ordered = [t for t in [*tools_by_count.index, GENERIC_SHELL] if t in cells]
         shares[subset] = {tool: interval(cells[tool]) for tool in ordered}
+        pooled[subset] = pooled_shares(transcripts, successful)
     return {
         "n_rollouts": len(rollouts),
         "n_tasks": int(rollouts["task_id"].nunique()),
@@ -120,6 +141,7 @@ def _group_summary(group: _Group, n_resamples: int, random_state: int) -> dict[s
         "call_counts": {str(k): int(v) for k, v in tools_by_count.items()},
         "capabilities": {name: interval(cells) for name, cells in group.capability_cells().items()},
         "tool_shares": shares,
+        "pooled_shares": pooled,
     }
 
 

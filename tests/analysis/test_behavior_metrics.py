@@ -155,7 +155,8 @@ def test_tool_shares_all_and_successful() -> None:
     b = [turn(Call("bash", {"cmd": "ls"}), Call("bash", {"cmd": "id"}), Call("submit", {"answer": "y"}))]
     c = [turn(Call("text_editor", {"command": "view", "path": "a"}), Call("submit", {"answer": "z"}))]
     log = eval_log([sample("a", a, score=1.0), sample("b", b, score=0.0), sample("c", c, score=1.0)])
-    shares = summarize_behavior(read_transcripts([log]), n_resamples=400)["groups"]["overall"]["tool_shares"]
+    overall = summarize_behavior(read_transcripts([log]), n_resamples=400)["groups"]["overall"]
+    shares = overall["tool_shares"]
     # per task: a = 2/3 bash, b = 2/3 bash, c = 0 bash; successful: a and c only
     assert shares["all"]["bash"]["estimate"] == pytest.approx(100 * (2 / 3 + 2 / 3 + 0) / 3)
     assert shares["successful"]["bash"]["estimate"] == pytest.approx(100 * (2 / 3 + 0) / 2)
@@ -163,6 +164,10 @@ def test_tool_shares_all_and_successful() -> None:
     assert shares["all"]["submit"]["estimate"] == pytest.approx(100 * (1 / 3 + 1 / 3 + 1 / 2) / 3)
     assert list(shares["all"])[:1] == ["bash"]  # most called first, generic shell last
     assert list(shares["all"])[-1] == "generic_shell"
+    # pooled over all calls (8 in all, 5 in successful rollouts), as the paper counts
+    assert overall["pooled_shares"]["all"]["bash"] == pytest.approx(100 * 4 / 8)
+    assert overall["pooled_shares"]["successful"]["bash"] == pytest.approx(100 * 2 / 5)
+    assert overall["pooled_shares"]["all"]["generic_shell"] == pytest.approx(100 * 4 / 8)
 
 
 def test_single_task_gives_an_estimate_without_interval() -> None:
