@@ -1,8 +1,9 @@
 """Speed of the embedded models as forge-eval serves them (child process, HTTP, CPU threads).
 
-For each model and thread count: start-up time until /health answers, prompt and generation tok/s
-of one request (llama.cpp's own timings, prompt cache off), aggregate generation tok/s of 2
-concurrent requests (the server's 2 slots), its ratio to one request, and the server's peak RSS.
+For each model and thread count: start-up time until /health answers; prompt and generation tok/s
+of one request with a long prompt (llama.cpp's own timings, prompt cache off); end-to-end generated
+tokens per wall-clock second of 1 and of 2 concurrent short-prompt requests (the server's 2 slots)
+and their ratio; the server's peak RSS.
 Thread counts run side by side because on a busy 2-core machine 2 llama.cpp threads (which meet
 at a barrier after every operation) can be many times slower than 1.
 
@@ -48,27 +49,32 @@ def _peak_rss_gb(pid: int) -> float:
     return float("nan")
 
 
+def _end_to_end_tok_s(server: EmbeddedModelServer, gen_tokens: int, seeds: tuple[int, ...]) -> float:
+    """Generated tokens per wall-clock second of `len(seeds)` concurrent short-prompt requests."""
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(len(seeds)) as pool:
+        results = list(pool.map(lambda s: _request(server, 64, gen_tokens, s), seeds))
+    return sum(r["usage"]["completion_tokens"] for r in results) / (time.perf_counter() - t0)
+
+
 def measure(model: str, threads: int, args: argparse.Namespace) -> dict[str, float]:
     start = time.perf_counter()
     with EmbeddedModelServer(model=model, threads=threads) as server:
         load_s = time.perf_counter() - start
-        prompt, gen, aggregate = [], [], []
+        prompt, gen, single, pair = [], [], [], []
         for i in range(args.repeats):
             timings = _request(server, args.prompt_tokens, args.gen_tokens, seed=i)["timings"]
             prompt.append(timings["prompt_per_second"])
             gen.append(timings["predicted_per_second"])
-            t0 = time.perf_counter()
-            with ThreadPoolExecutor(2) as pool:
-                pair = list(
-                    pool.map(lambda s: _request(server, 64, args.gen_tokens, s), (100 + 2 * i, 101 + 2 * i))
-                )
-            aggregate.append(sum(r["usage"]["completion_tokens"] for r in pair) / (time.perf_counter() - t0))
+            single.append(_end_to_end_tok_s(server, args.gen_tokens, (100 + 3 * i,)))
+            pair.append(_end_to_end_tok_s(server, args.gen_tokens, (101 + 3 * i, 102 + 3 * i)))
         rss = _peak_rss_gb(server._proc.pid)
     return {
         "load_s": load_s,
         "prompt_tok_s": statistics.median(prompt),
         "gen_tok_s": statistics.median(gen),
-        "aggregate2_tok_s": statistics.median(aggregate),
+        "single_tok_s": statistics.median(single),
+        "pair_tok_s": statistics.median(pair),
         "peak_rss_gb": rss,
     }
 
@@ -90,8 +96,8 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     header = (
-        f"{'model':<10} {'threads':>7} {'load s':>7} {'prompt tok/s':>13} {'gen tok/s':>10} {'2 concurrent tok/s':>19} "
-        f"{'ratio 2/1':>10} {'peak RSS GB':>12}"
+        f"{'model':<10} {'threads':>7} {'load s':>7} {'prompt tok/s':>13} {'gen tok/s':>10} "
+        f"{'1 request tok/s':>16} {'2 concurrent tok/s':>19} {'ratio 2/1':>10} {'peak RSS GB':>12}"
     )
     print(header)
     for model in args.models:
@@ -101,9 +107,9 @@ def main() -> None:
         for threads in args.threads:
             r = measure(model, threads, args)
             print(
-                f"{model:<10} {threads:7d} {r['load_s']:7.1f} {r['prompt_tok_s']:13.1f} {r['gen_tok_s']:10.1f} "
-                f"{r['aggregate2_tok_s']:19.1f} {r['aggregate2_tok_s'] / r['gen_tok_s']:10.2f} "
-                f"{r['peak_rss_gb']:12.2f}",
+                f"{model:<10} {threads:7d} {r['load_s']:7.1f} {r['prompt_tok_s']:13.1f} "
+                f"{r['gen_tok_s']:10.1f} {r['single_tok_s']:16.1f} {r['pair_tok_s']:19.1f} "
+                f"{r['pair_tok_s'] / r['single_tok_s']:10.2f} {r['peak_rss_gb']:12.2f}",
                 flush=True,
             )
 
