@@ -180,9 +180,23 @@ def _strip_heredocs(command: str) -> tuple[str, list[str]]:
     return "\n".join(kept), bodies
 
 
+def _strip_comment(line: str) -> str:
+    """The line up to an unquoted `#` that starts a word (shlex would also cut `a#b`, bash does not)."""
+    quote = ""
+    for i, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i]
+    return line
+
+
 def _simple_commands(command: str) -> list[_Simple]:
     text, bodies = _strip_heredocs(command)
-    text = re.sub(r"\\\n", " ", text).replace("\n", " ; ")
+    text = re.sub(r"\\\n", " ", text)
+    text = " ; ".join(_strip_comment(line) for line in text.split("\n"))
     lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = ""

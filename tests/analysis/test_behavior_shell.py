@@ -52,6 +52,8 @@ CASES = [
     ('echo "unterminated', set(), []),
     ("", set(), []),
     ("# just a comment", set(), []),
+    ("cat a.txt  # read it back\necho '#x' > b#c.txt", {R, W}, [(R, "a.txt"), (W, "b#c.txt")]),
+    ('grep "#include" main.c', {R}, [(R, "main.c")]),
 ]
 
 
