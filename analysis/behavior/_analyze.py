@@ -49,13 +49,13 @@ def analyze_run(
     """
     run_dir = Path(run_dir)
     this = read_run_transcripts(run_dir)
+    other = read_run_transcripts(compare) if compare is not None else None  # bad input fails early
     data: dict[str, Any] = {
         "run_dir": str(run_dir),
         **_run_info(run_dir),
         **summarize_behavior(this, n_resamples=n_resamples, random_state=random_state),
     }
-    if compare is not None:
-        other = read_run_transcripts(compare)
+    if compare is not None and other is not None:
         data["comparison"] = {
             "compared_run": str(compare),
             **_run_info(Path(compare)),

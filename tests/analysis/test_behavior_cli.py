@@ -99,3 +99,10 @@ def test_errors_are_messages_not_tracebacks(tmp_path: Path) -> None:
     empty = _cli(str(tmp_path))
     assert empty.returncode == 1
     assert f"no Inspect logs in {tmp_path / 'logs'}" in empty.stderr and "Traceback" not in empty.stderr
+
+
+def test_a_compared_run_without_logs_is_reported_before_any_work(analyzed, tmp_path: Path) -> None:
+    rl, _ = analyzed
+    done = _cli(str(rl), "--compare", str(tmp_path), "--resamples", "100")
+    assert done.returncode == 1
+    assert f"no Inspect logs in {tmp_path / 'logs'}" in done.stderr and "Traceback" not in done.stderr
