@@ -1,4 +1,4 @@
-"""End to end with the real embedded models (llama.cpp on 2 CPU threads); short generations only."""
+"""End to end with the real embedded models (llama.cpp on CPU); short generations only."""
 
 import json
 import os
