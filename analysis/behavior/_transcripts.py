@@ -137,17 +137,30 @@ def _results(sample: EvalSample) -> dict[str, _Result]:
     return found
 
 
+_TIMEOUT_EXIT = 124  # the status GNU `timeout` (and harnesses following it) give a killed command
+
+
 def _error_kind(result: _Result | None, call: ToolCall, access: ToolCallAccess, rules: HarnessRules) -> str:
+    """How the call failed: "malformed", "timeout", "nonzero_exit", "tool_error", or "" (it did not).
+
+    Result text is only trusted for the shell tool, whose output format the harness controls: the exit
+    status it reports decides; without one, a timeout message. Other tools' text is data (a file that
+    mentions "timed out" is not a timeout), so only their error field counts.
+    """
     if call.parse_error or (result and result.error and result.error.type == "parsing"):
         return "malformed"
     if result is None:
         return ""
-    if (result.error and result.error.type == "timeout") or rules.timeout.search(result.text):
+    if result.error and result.error.type == "timeout":
         return "timeout"
     if access.generic_shell:
         code = rules.exit_code.search(result.text)
-        if code and int(code.group(1)) != 0:
+        if code is not None and int(code.group(1)) == _TIMEOUT_EXIT:
+            return "timeout"
+        if code is not None and int(code.group(1)) != 0:
             return "nonzero_exit"
+        if code is None and rules.timeout.search(result.text):
+            return "timeout"
     return "tool_error" if result.error else ""
 
 

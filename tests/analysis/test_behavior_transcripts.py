@@ -52,10 +52,14 @@ def test_error_kinds() -> None:
             Call("exec_command", {"cmd": "sleep 99"}, "command timed out after 10s"),
             Call("view_image", {"path": "x.png"}, "no such file", error="file_not_found"),
             Call("apply_patch", {"input": "oops"}, "slow", error="timeout"),
+            Call("exec_command", {"cmd": "timeout 5 make"}, "Process exited with code 124\n"),
+            Call("exec_command", {"cmd": "cat ci.log"}, "Process exited with code 0\njob timed out after 5m"),
+            Call("view_image", {"path": "timed out after.png"}, "timed out after"),
         )
     ]
     t = read_transcripts([eval_log([sample("t1", turns, native=False)], harness="codex")])
-    assert list(t.calls["error_kind"]) == ["", "nonzero_exit", "timeout", "tool_error", "timeout"]
+    kinds = ["", "nonzero_exit", "timeout", "tool_error", "timeout", "timeout", "", ""]
+    assert list(t.calls["error_kind"]) == kinds
 
 
 def test_malformed_calls_by_parse_error_server_marker_and_text() -> None:
