@@ -68,7 +68,7 @@ def measure(model: str, threads: int, args: argparse.Namespace) -> dict[str, flo
             gen.append(timings["predicted_per_second"])
             single.append(_end_to_end_tok_s(server, args.gen_tokens, (100 + 3 * i,)))
             pair.append(_end_to_end_tok_s(server, args.gen_tokens, (101 + 3 * i, 102 + 3 * i)))
-        rss = _peak_rss_gb(server._proc.pid)
+        rss = _peak_rss_gb(server.pid)
     return {
         "load_s": load_s,
         "prompt_tok_s": statistics.median(prompt),

@@ -109,6 +109,11 @@ class EmbeddedModelServer:
         return self._bound_port
 
     @property
+    def pid(self) -> int | None:
+        """The server process id while it runs."""
+        return self._proc.pid if self._proc is not None else None
+
+    @property
     def base_url(self) -> str:
         """The OpenAI-compatible base URL, ending in /v1."""
         return f"http://{HOST}:{self.port}/v1"

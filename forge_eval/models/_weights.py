@@ -8,6 +8,7 @@ verified, keyed by its size and modification time.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -90,7 +91,8 @@ def verify_file(file: Path, size: int, sha256: str, cache: Path, install_hint: s
     actual = _sha256(file)
     if actual != sha256:
         raise ForgeError(f"model file {file} has sha256 {actual}, expected {sha256}", hint=install_hint)
-    _write_marker(file, cache, sha256)
+    with contextlib.suppress(OSError):  # an unwritable cache only costs re-hashing next time
+        _write_marker(file, cache, sha256)
     return file
 
 
@@ -146,8 +148,14 @@ class JoinedParts:
         for file in part_files:
             if not file.is_file():
                 raise ForgeError(f"model part {file} is missing", hint=self.install_hint)
-        self._join(part_files, target)
-        _write_marker(target, cache, self.sha256)
+        try:
+            self._join(part_files, target)
+            _write_marker(target, cache, self.sha256)
+        except OSError as e:
+            raise ForgeError(
+                f"cannot write the joined model to {cache}: {e.strerror or e}",
+                hint=f"needs {self.size / 1e6:.0f} MB: set FORGE_EVAL_CACHE to a writable folder with room",
+            ) from None
         return target
 
     def _join(self, part_files: list[Path], target: Path) -> None:

@@ -147,7 +147,7 @@ def test_child_dies_with_its_parent(tmp_path: Path) -> None:
         "import os, sys\n"
         "from forge_eval.models import EmbeddedModelServer\n"
         "s = EmbeddedModelServer(model='smollm2').start()\n"
-        "print(s._proc.pid, flush=True)\n"
+        "print(s.pid, flush=True)\n"
         "sys.stdin.read()\n"
     )
     parent = subprocess.Popen(

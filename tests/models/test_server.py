@@ -73,7 +73,7 @@ def test_server_that_crashes_while_starting_reports_its_log(tmp_path: Path) -> N
     assert "exited with status 1 while starting" in message
     assert str(log) in message
     assert "llama.cpp could not load" in message and "broken.gguf" in message
-    assert server._proc is None
+    assert server.pid is None
     server.stop()
     server.stop()
 
@@ -87,4 +87,4 @@ def test_startup_timeout_stops_the_child(tmp_path: Path) -> None:
     with pytest.raises(ForgeError, match="did not answer") as info:
         server.start()
     assert "startup_timeout" in info.value.hint
-    assert server._proc is None
+    assert server.pid is None

@@ -122,3 +122,12 @@ def test_default_model_falls_back_to_smollm2(monkeypatch: pytest.MonkeyPatch, ca
     monkeypatch.setattr(type(qwen.weights), "installed", lambda self: False)
     assert default_model().name == "smollm2"
     assert "requirements/model.txt" in capsys.readouterr().err
+
+
+def test_unwritable_cache_is_a_clear_error(site: Path, tmp_path: Path) -> None:
+    source = _source(site, "fe_join_ro_part", [b"abc", b"def"])
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache folder should be")
+    with pytest.raises(ForgeError, match="cannot write the joined model") as info:
+        source.path(blocker / "models")
+    assert "FORGE_EVAL_CACHE" in info.value.hint
