@@ -6,6 +6,7 @@ forgelab's `<service>_<verb>`) go through `_services.py`.
 """
 
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,8 +77,8 @@ def shell_tool(command_arg: str, cwd_arg: str | None = None) -> ToolRule:
 
     def classify(args: Mapping[str, Any], rules: HarnessRules) -> CallAccess:
         command = args.get(command_arg, "")
-        if isinstance(command, list):
-            command = " ".join(str(c) for c in command)
+        if isinstance(command, list):  # an argv (Codex's `shell`): quote it back into one command line
+            command = shlex.join(str(c) for c in command)
         cwd = args.get(cwd_arg) if cwd_arg else None
         found = classify_shell(str(command), rules.shell_commands, cwd if isinstance(cwd, str) else None)
         return CallAccess(found.ops, found.accesses)

@@ -126,6 +126,13 @@ def test_harness_aliases_and_unknown_harnesses() -> None:
         ("codex", "exec_command", {"cmd": ["bash", "-lc", "ls"]}, {R}, []),
         (
             "codex",
+            "shell",
+            {"command": ["bash", "-lc", "echo x > b.txt && cat b.txt"]},
+            {R, W},
+            [(W, "b.txt"), (R, "b.txt")],
+        ),
+        (
+            "codex",
             "apply_patch",
             {"input": "*** Begin Patch\n*** Delete File: x.py\n*** End Patch"},
             {W},

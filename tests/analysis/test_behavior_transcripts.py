@@ -1,5 +1,6 @@
 """The transcript reader on hand-built logs (Inspect's own types, written with write_eval_log)."""
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,19 @@ def test_later_log_replaces_an_earlier_sample_and_trials_csv_decides_passed(tmp_
     t = read_run_transcripts(run)
     assert t.calls["arguments"].tolist() == [{"cmd": "pwd"}]
     assert t.rollouts["passed"].tolist() == [True]
+
+
+def test_reading_leaves_the_garbage_collector_as_it_was() -> None:
+    log = eval_log([sample("t1", [turn(Call("bash", {"cmd": "ls"}))])])
+    assert gc.isenabled()
+    read_transcripts([log])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        read_transcripts([log])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_missing_logs_is_a_clear_error(tmp_path: Path) -> None:
