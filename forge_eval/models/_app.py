@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio.to_thread
 from starlette.applications import Starlette
@@ -26,30 +26,31 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from forge_eval.models._engine import ChatEngine, EngineRequestError
-from forge_eval.models._tool_parse import parse_tool_calls
+from forge_eval.models._tool_parse import ToolCallFormat, ToolParseStatus, parse_tool_calls
 
 # Sampling parameters written to the request log, as the client sent them (None when absent).
 LOGGED_PARAMS = ("seed", "temperature", "top_p", "max_tokens", "max_completion_tokens", "stop", "stream")
 _CLIENT_ONLY = ("stream", "stream_options")
-# How a response's tool calls came about: "native" = llama.cpp returned them structured itself.
-ResponseToolParse = Literal["parsed", "native", "failed", "none"]
 
 
 @dataclass
 class ServerStats:
     """Counters since start.
 
-    `parsed`/`native`/`failed`/`none` count the choices of requests that declared tools;
-    `rejected_calls` counts call-shaped JSON that was rejected (undeclared tool, bad arguments).
+    `parsed`/`failed`/`none` count the choices of requests that declared tools, and the
+    `tagged`/`fenced`/`bare` counts say how the parsed ones were written; `rejected_calls` counts
+    call-shaped JSON that was rejected (undeclared tool, arguments not an object).
     """
 
     requests: int = 0
     errors: int = 0
     tool_requests: int = 0
     parsed: int = 0
-    native: int = 0
     failed: int = 0
     none: int = 0
+    tagged: int = 0
+    fenced: int = 0
+    bare: int = 0
     rejected_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -57,6 +58,16 @@ class ServerStats:
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind, "code": status}}, status_code=status)
+
+
+def _request_problem(body: Any) -> str | None:
+    """Why llama.cpp cannot answer this request as asked, or None."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return "the request body must be a JSON object with a 'messages' array"
+    last = body["messages"][-1] if body["messages"] else None
+    if isinstance(last, dict) and last.get("role") == "assistant":
+        return "a final assistant message (prefill) is not supported; end with a user or tool message"
+    return None
 
 
 def _tool_names(body: dict[str, Any]) -> list[str]:
@@ -75,14 +86,19 @@ def _engine_request(body: dict[str, Any]) -> dict[str, Any]:
     return request
 
 
-def _apply_tool_parse(choice: dict[str, Any], tool_names: list[str]) -> tuple[ResponseToolParse, int]:
-    """Turn a call written as text into structured `tool_calls`; returns (status, rejected attempts)."""
+@dataclass
+class _ChoiceParse:
+    status: ToolParseStatus = "none"
+    format: ToolCallFormat | None = None
+    rejected: int = 0
+
+
+def _apply_tool_parse(choice: dict[str, Any], tool_names: list[str]) -> _ChoiceParse:
+    """Turn calls written as text into structured `tool_calls` (llama.cpp returns text only)."""
     message = choice.get("message") or {}
-    if message.get("tool_calls"):
-        return "native", 0
     content = message.get("content")
     if not isinstance(content, str):
-        return "none", 0
+        return _ChoiceParse()
     result = parse_tool_calls(content, tool_names)
     if result.status == "parsed":
         message["content"] = result.content or None
@@ -95,11 +111,11 @@ def _apply_tool_parse(choice: dict[str, Any], tool_names: list[str]) -> tuple[Re
             for call in result.calls
         ]
         choice["finish_reason"] = "tool_calls"
-    return result.status, len(result.errors)
+    return _ChoiceParse(result.status, result.format, len(result.errors))
 
 
-def _overall(statuses: list[ResponseToolParse]) -> ResponseToolParse:
-    for status in ("failed", "parsed", "native"):
+def _overall(statuses: list[ToolParseStatus]) -> ToolParseStatus:
+    for status in ("failed", "parsed"):
         if status in statuses:
             return status
     return "none"
@@ -200,9 +216,10 @@ def create_app(
         except ValueError:
             stats.errors += 1
             return _error(400, "the request body is not valid JSON")
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        problem = _request_problem(body)
+        if problem is not None:
             stats.errors += 1
-            return _error(400, "the request body must be a JSON object with a 'messages' array")
+            return _error(400, problem)
         tool_names = _tool_names(body)
         log_request(body, tool_names)
         try:
@@ -214,21 +231,27 @@ def create_app(
             stats.errors += 1
             return _error(500, f"the model failed: {type(e).__name__}: {e}", kind="server_error")
         result["model"] = model_name
-        statuses: list[ResponseToolParse] = []
-        rejected = 0
         parse = bool(tool_names) and body.get("tool_choice") != "none"
-        for choice in result.get("choices", []):
-            status, errors = _apply_tool_parse(choice, tool_names) if parse else ("none", 0)
-            statuses.append(status)
-            rejected += errors
-            if tool_names:
-                setattr(stats, status, getattr(stats, status) + 1)
-        stats.tool_requests += bool(tool_names)
+        parses = [
+            _apply_tool_parse(choice, tool_names) if parse else _ChoiceParse()
+            for choice in result.get("choices", [])
+        ]
+        if tool_names:
+            stats.tool_requests += 1
+            for p in parses:
+                setattr(stats, p.status, getattr(stats, p.status) + 1)
+                if p.format is not None:
+                    setattr(stats, p.format, getattr(stats, p.format) + 1)
+        rejected = sum(p.rejected for p in parses)
         stats.rejected_calls += rejected
         usage = result.get("usage") or {}
         stats.prompt_tokens += int(usage.get("prompt_tokens", 0))
         stats.completion_tokens += int(usage.get("completion_tokens", 0))
-        result["forge"] = {"tool_parse": _overall(statuses), "rejected_calls": rejected}
+        result["forge"] = {
+            "tool_parse": _overall([p.status for p in parses]),
+            "format": next((p.format for p in parses if p.format), None),
+            "rejected_calls": rejected,
+        }
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return StreamingResponse(_sse(result, include_usage), media_type="text/event-stream")

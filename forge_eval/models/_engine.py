@@ -71,6 +71,11 @@ class LlamaEngine:
             # Busy-polling threads fight for the 2 cores: default polling made speed swing 2..38 tok/s.
             cpu.poll = 0
         params.use_jinja = True
+        # Return the model's text as is: forge-eval's lenient parser finds the tool calls. llama.cpp's
+        # own parser fails the whole request (RuntimeError) when the model writes <tool_call> tags
+        # around a call it cannot parse, e.g. of an undeclared tool, losing the text. This parser
+        # also drops a final assistant message (prefill), which the app therefore refuses.
+        params.force_pure_content_parser = True
         params.warmup = False
         params.verbosity = 3 if verbose else 1
         try:

@@ -20,12 +20,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ToolParseStatus = Literal["parsed", "failed", "none"]
+# How the first valid call was wrapped: in the chat template's <tool_call> tags, in a ``` fence, or not.
+ToolCallFormat = Literal["tagged", "fenced", "bare"]
 
 _DECODER = json.JSONDecoder()
 _ARG_KEYS = ("arguments", "parameters")
 # Text that looks like an attempted call even when no JSON value could be read from it.
 _ATTEMPT = re.compile(r"<tool_call>|\"name\"\s*:\s*\"[^\"]*\"[\s\S]*\"(?:arguments|parameters)\"\s*:")
 _EMPTY_WRAPPERS = re.compile(r"```[A-Za-z_]*\s*```|<tool_call>\s*(?:</tool_call>)?|</tool_call>")
+_FENCE_OPEN = re.compile(r"```[A-Za-z_]*\s*$")
 
 
 @dataclass(frozen=True)
@@ -47,12 +50,14 @@ class ToolParse:
         content: The text left once the valid calls (and their fences/tags) are removed; rejected
             calls stay in it as written.
         errors: Why each attempted call was rejected.
+        format: How the first valid call was wrapped (None without one).
     """
 
     status: ToolParseStatus
     calls: list[ParsedToolCall] = field(default_factory=list)
     content: str = ""
     errors: list[str] = field(default_factory=list)
+    format: ToolCallFormat | None = None
 
 
 class _Rejected(Exception):
@@ -90,6 +95,13 @@ def _as_calls(value: Any, tool_names: Collection[str]) -> list[ParsedToolCall] |
         return None if any(c is None for c in calls) else [c for c in calls if c is not None]
     call = _as_call(value, tool_names)
     return None if call is None else [call]
+
+
+def _format_at(text: str, start: int) -> ToolCallFormat:
+    before = text[:start].rstrip()
+    if before.endswith("<tool_call>"):
+        return "tagged"
+    return "fenced" if _FENCE_OPEN.search(before) else "bare"
 
 
 def parse_tool_calls(text: str, tool_names: Collection[str]) -> ToolParse:
@@ -136,4 +148,5 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ToolParse:
     if spans:
         content = _EMPTY_WRAPPERS.sub("", content)
     status: ToolParseStatus = "parsed" if calls else ("failed" if errors else "none")
-    return ToolParse(status=status, calls=calls, content=content.strip(), errors=errors)
+    call_format = _format_at(text, spans[0][0]) if spans else None
+    return ToolParse(status=status, calls=calls, content=content.strip(), errors=errors, format=call_format)

@@ -63,7 +63,7 @@ def test_text_call_becomes_structured_tool_calls() -> None:
     (call,) = choice["message"]["tool_calls"]
     assert call["type"] == "function" and call["id"].startswith("call_")
     assert call["function"] == {"name": "get_weather", "arguments": '{"city": "Oslo"}'}
-    assert response["forge"] == {"tool_parse": "parsed", "rejected_calls": 0}
+    assert response["forge"] == {"tool_parse": "parsed", "format": "fenced", "rejected_calls": 0}
     assert response["model"] == "qwen-0.5b"
 
 
@@ -81,30 +81,38 @@ def test_tool_choice_none_disables_parsing() -> None:
     assert "tool_calls" not in response["choices"][0]["message"]
 
 
-def test_stats_count_parsed_failed_and_none() -> None:
+def test_stats_count_outcomes_and_formats() -> None:
     client = _client(
         ScriptedEngine(
             '{"name": "get_weather", "arguments": {}}',
-            '{"name": "launch_rockets", "arguments": {}}',
+            '<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>',
+            '<tool_call>\n{"name": "launch_rockets", "arguments": {}}\n</tool_call>',
             "It is sunny.",
             "plain chat",
         )
     )
-    statuses = [_chat(client, tools=TOOLS).json()["forge"]["tool_parse"] for _ in range(3)]
+    forge = [_chat(client, tools=TOOLS).json()["forge"] for _ in range(4)]
     _chat(client)
-    assert statuses == ["parsed", "failed", "none"]
+    assert [(f["tool_parse"], f["format"]) for f in forge] == [
+        ("parsed", "bare"),
+        ("parsed", "tagged"),
+        ("failed", None),
+        ("none", None),
+    ]
     stats = client.get("/forge/stats").json()
     assert stats == {
-        "requests": 4,
+        "requests": 5,
         "errors": 0,
-        "tool_requests": 3,
-        "parsed": 1,
-        "native": 0,
+        "tool_requests": 4,
+        "parsed": 2,
         "failed": 1,
         "none": 1,
+        "tagged": 1,
+        "fenced": 0,
+        "bare": 1,
         "rejected_calls": 1,
-        "prompt_tokens": 40,
-        "completion_tokens": 20,
+        "prompt_tokens": 50,
+        "completion_tokens": 25,
     }
 
 
@@ -164,9 +172,14 @@ def test_bad_requests_are_clear_400s() -> None:
     assert missing.status_code == 400 and "messages" in missing.json()["error"]["message"]
     too_long = _chat(client)
     assert too_long.status_code == 400 and "context" in too_long.json()["error"]["message"]
+    prefill = client.post(
+        "/v1/chat/completions",
+        json={"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Sure, "}]},
+    )
+    assert prefill.status_code == 400 and "prefill" in prefill.json()["error"]["message"]
     crashed = _chat(client)
     assert crashed.status_code == 500 and "llama.cpp aborted" in crashed.json()["error"]["message"]
-    assert client.get("/forge/stats").json()["errors"] == 4
+    assert client.get("/forge/stats").json()["errors"] == 5
 
 
 def test_health_and_models() -> None:

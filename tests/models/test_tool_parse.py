@@ -136,6 +136,9 @@ STYLES: dict[str, Callable[[str, dict[str, Any]], str]] = {
 }
 
 
+FORMATS = {"json_fence": "fenced", "plain_fence": "fenced", "tool_call_tags": "tagged"}
+
+
 @settings(max_examples=60, deadline=None)
 @given(name=names, args=arguments, style=st.sampled_from(sorted(STYLES)), others=st.sets(names, max_size=3))
 def test_round_trip_every_style(name: str, args: dict[str, Any], style: str, others: set[str]) -> None:
@@ -145,6 +148,7 @@ def test_round_trip_every_style(name: str, args: dict[str, Any], style: str, oth
     assert result.calls == [ParsedToolCall(name, args)]
     assert result.errors == []
     assert result.content == ("Let me call the tool now." if style == "after_prose" else "")
+    assert result.format == FORMATS.get(style, "bare")
 
 
 @settings(max_examples=30, deadline=None)
