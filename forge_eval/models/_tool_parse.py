@@ -97,6 +97,12 @@ def _as_calls(value: Any, tool_names: Collection[str]) -> list[ParsedToolCall] |
     return None if call is None else [call]
 
 
+def _cut(text: str, spans: list[tuple[int, int]]) -> str:
+    for start, end in reversed(spans):
+        text = text[:start] + text[end:]
+    return text
+
+
 def _format_at(text: str, start: int) -> ToolCallFormat:
     before = text[:start].rstrip()
     if before.endswith("<tool_call>"):
@@ -117,6 +123,7 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ToolParse:
     calls: list[ParsedToolCall] = []
     errors: list[str] = []
     spans: list[tuple[int, int]] = []
+    rejected: list[tuple[int, int]] = []
     pos = 0
     while True:
         starts = [i for i in (text.find("{", pos), text.find("[", pos)) if i >= 0]
@@ -132,6 +139,7 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ToolParse:
             found = _as_calls(value, tool_names)
         except _Rejected as e:
             errors.append(str(e))
+            rejected.append((start, end))
             pos = end
             continue
         if found is None:
@@ -140,13 +148,10 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ToolParse:
         calls.extend(found)
         spans.append((start, end))
         pos = end
-    if not calls and not errors and _ATTEMPT.search(text):
-        errors.append("text attempts a tool call but holds no valid JSON call")
-    content = text
-    for start, end in reversed(spans):
-        content = content[:start] + content[end:]
-    if spans:
-        content = _EMPTY_WRAPPERS.sub("", content)
+    # What is left once every call-shaped value is cut out: an attempt there is malformed or truncated.
+    if _ATTEMPT.search(_EMPTY_WRAPPERS.sub("", _cut(text, sorted(spans + rejected)))):
+        errors.append("text attempts a tool call that is not valid JSON (malformed or cut off)")
+    content = _EMPTY_WRAPPERS.sub("", _cut(text, spans)) if spans else text
     status: ToolParseStatus = "parsed" if calls else ("failed" if errors else "none")
     call_format = _format_at(text, spans[0][0]) if spans else None
     return ToolParse(status=status, calls=calls, content=content.strip(), errors=errors, format=call_format)

@@ -72,6 +72,24 @@ def test_truncated_json_is_a_failed_attempt() -> None:
     assert result.errors
 
 
+def test_call_cut_off_after_valid_calls_counts_as_rejected() -> None:
+    text = '{"name": "bash", "arguments": {"cmd": "ls"}}\n{"name": "bash", "arguments": {"cmd'
+    result = parse_tool_calls(text, TOOLS)
+    assert result.status == "parsed"
+    assert result.calls == [ParsedToolCall("bash", {"cmd": "ls"})]
+    assert len(result.errors) == 1 and "cut off" in result.errors[0]
+
+
+def test_tags_around_valid_calls_are_not_attempts() -> None:
+    text = (
+        '<tool_call>\n{"name": "bash", "arguments": {}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "x", "arguments": {}}'
+    )
+    result = parse_tool_calls(text, TOOLS)
+    assert result.calls == [ParsedToolCall("bash", {})]
+    assert result.errors == ["call names undeclared tool 'x'"]
+
+
 def test_non_object_arguments_are_rejected() -> None:
     result = parse_tool_calls('{"name": "bash", "arguments": ["ls"]}', TOOLS)
     assert result.status == "failed"
