@@ -21,8 +21,8 @@ def default_threads() -> int:
     """Half the CPUs this process may use, at least 1.
 
     llama.cpp's threads meet at a barrier after every operation, so one descheduled thread stalls
-    them all: on a 2-core machine busy with other work, Qwen-0.5B generated 1-4 tok/s with 2 threads
-    and 24-35 tok/s with 1 (bench/model_speed.py compares them). Leaving half the cores to the
+    them all: on a 2-core machine busy with other work, Qwen-0.5B generated ~2 tok/s with 2 threads
+    and 29-40 tok/s with 1 (bench/model_speed.py compares them). Leaving half the cores to the
     harness, Inspect and sandboxed commands keeps the model fast when it matters.
     """
     return max(1, len(os.sched_getaffinity(0)) // 2)
