@@ -52,6 +52,7 @@ _TOOL_CALL_TEXT = re.compile(
     r"|\"(?:name|function)\"\s*:\s*\"[\w.-]+\"\s*,\s*\"(?:arguments|parameters|args)\"\s*:"
 )
 _MCP_PREFIX = re.compile(r"^mcp__.+?__")
+_ATTACHMENT = "attachment://"
 _to_float = value_to_float()
 
 
@@ -78,24 +79,51 @@ def _id_key(call_id: str | None) -> str:
     return re.sub(r"[^A-Za-z0-9]", "", call_id or "")
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, str):
+class _Attachments:
+    """A sample's attachments: Inspect logs each long string once, as an `attachment://<hash>` reference.
+
+    Only the strings the analysis reads (tool results, call arguments, assistant text) are resolved;
+    resolving a whole log (`resolve_attachments=True`) would copy every model input too.
+    """
+
+    def __init__(self, table: dict[str, str]) -> None:
+        self.table = table
+
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, str):
+            if value.startswith(_ATTACHMENT):
+                return self.table.get(value[len(_ATTACHMENT) :], value)
+            return value
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.resolve(v) for k, v in value.items()}
         return value
-    if isinstance(value, ContentText):
-        return value.text
-    if isinstance(value, list):
-        return "\n".join(_text(v) for v in value)
-    return "" if value is None else str(value)
+
+    def text(self, value: Any) -> str:
+        """The text of a message content or tool result: strings and text parts, resolved."""
+        if isinstance(value, str):
+            return self.resolve(value)
+        if isinstance(value, ContentText):
+            return self.resolve(value.text)
+        if isinstance(value, list):
+            return "\n".join(t for t in (self.text(v) for v in value) if t)
+        if isinstance(value, int | float):
+            return str(value)
+        return ""
 
 
-def _malformed(event: ModelEvent, message: ChatMessageAssistant) -> bool:
-    """A parse failure: the embedded server's marker in the raw response (logged for the first calls,
-    or all with `log_model_api=True`), Inspect's own `parse_error`, or a tool call left as text."""
+def _malformed(event: ModelEvent, message: ChatMessageAssistant, attachments: _Attachments) -> bool:
+    """Whether a turn is a tool-call parse failure.
+
+    Signs: the embedded server's marker in the raw response (logged for the first calls, or all with
+    `log_model_api=True`), Inspect's own `parse_error`, or a tool call left as text.
+    """
     if event.call is not None and parse_failed(event.call.response):
         return True
     if any(c.parse_error for c in message.tool_calls or []):
         return True
-    return not message.tool_calls and bool(_TOOL_CALL_TEXT.search(message.text or ""))
+    return not message.tool_calls and bool(_TOOL_CALL_TEXT.search(attachments.text(message.content)))
 
 
 @dataclass(frozen=True)
@@ -113,18 +141,19 @@ class _Result:
     error: ToolCallError | None
 
 
-def _results(sample: EvalSample) -> dict[str, _Result]:
+def _results(sample: EvalSample, attachments: _Attachments) -> dict[str, _Result]:
     """Call id (punctuation stripped) -> result, from ToolEvents, later model inputs and the messages."""
     found: dict[str, _Result] = {}
 
     def add_messages(messages: Iterable[Any]) -> None:
         for message in messages:
             if isinstance(message, ChatMessageTool):
-                found.setdefault(_id_key(message.tool_call_id), _Result(message.text, message.error))
+                result = _Result(attachments.text(message.content), message.error)
+                found.setdefault(_id_key(message.tool_call_id), result)
 
     for event in sample.events:
         if isinstance(event, ToolEvent):
-            found[_id_key(event.id)] = _Result(_text(event.result), event.error)
+            found[_id_key(event.id)] = _Result(attachments.text(event.result), event.error)
         elif isinstance(event, ModelEvent):
             # the previous turn's results follow the last assistant message: scan back only that far
             tail = []
@@ -190,6 +219,7 @@ def _call_row(
     index: int,
     turn: int,
     call: ToolCall | None,
+    arguments: dict[str, Any],
     result: _Result | None,
     classified: ToolCallAccess,
     error_kind: str,
@@ -200,7 +230,7 @@ def _call_row(
         "call_index": index,
         "turn": turn,
         "tool": tool_name(call.function) if call else "",
-        "arguments": dict(call.arguments) if call else {},
+        "arguments": arguments,
         "result": result.text if result else None,
         "failed": bool(error_kind),
         "error_kind": error_kind,
@@ -257,7 +287,8 @@ def sample_calls(
             failure; used when there is exactly one per turn.
     """
     services = list((sample.metadata or {}).get("services") or [])
-    results = _results(sample)
+    attachments = _Attachments(sample.attachments)
+    results = _results(sample, attachments)
     events = [e for e in sample.events if _agent_turn(e)]
     records = ""
     verdicts = [False] * len(events)
@@ -268,16 +299,17 @@ def sample_calls(
     last_malformed = False
     for turn, event in enumerate(events, start=1):
         message = event.output.message
-        last_malformed = _malformed(event, message) or verdicts[turn - 1]
+        last_malformed = _malformed(event, message, attachments) or verdicts[turn - 1]
         if last_malformed and not any(c.parse_error for c in message.tool_calls or []):
-            rows.append(_call_row(key, len(rows), turn, None, None, _NO_ACCESS, "malformed"))
+            rows.append(_call_row(key, len(rows), turn, None, {}, None, _NO_ACCESS, "malformed"))
         for call in message.tool_calls or []:
             tool = tool_name(call.function)
+            arguments = attachments.resolve(dict(call.arguments or {}))
             result = results.get(_id_key(call.id))
             text = result.text if result else None
-            classified = classify_call(tool, call.arguments or {}, rules, services, specs, text)
+            classified = classify_call(tool, arguments, rules, services, specs, text)
             kind = _error_kind(result, call, classified, rules)
-            rows.append(_call_row(key, len(rows), turn, call, result, classified, kind))
+            rows.append(_call_row(key, len(rows), turn, call, arguments, result, classified, kind))
     return SampleCalls(rows, len(events), last_malformed, records)
 
 
