@@ -196,3 +196,14 @@ def test_proxy_records_supply_parse_verdicts_inspect_did_not_keep(tmp_path: Path
     assert rollouts["records"].to_dict() == {"t1": "matched", "t2": "mismatched"}
     assert rollouts["ended_malformed"].to_dict() == {"t1": True, "t2": False}
     assert read_parse_verdicts(run / "records") == {("t1", 3, 1): [False, True], ("t2", 3, 1): [False]}
+
+
+def test_attachment_references_are_resolved() -> None:
+    """Inspect's recorder stores long strings once per sample as `attachment://<hash>`."""
+    turns = [turn(Call("exec_command", {"cmd": "attachment://c1"}, "attachment://r1")), turn(text="ok")]
+    bridged = sample("t1", turns, native=False)
+    bridged.attachments = {"c1": "echo hi > a.txt", "r1": "Process exited with code 3\n" + "x" * 500}
+    t = read_transcripts([eval_log([bridged], harness="codex")])
+    row = t.calls.iloc[0]
+    assert row.arguments == {"cmd": "echo hi > a.txt"} and row.writes == ("a.txt",)
+    assert row.result.startswith("Process exited with code 3") and row.error_kind == "nonzero_exit"
