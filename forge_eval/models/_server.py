@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -69,7 +71,8 @@ class EmbeddedModelServer:
         port: Port on 127.0.0.1; None picks a free one.
         threads: CPU threads for llama.cpp (None: half the CPUs, see `default_threads`).
         request_log: The child appends one JSON line per chat request here.
-        log_file: The child's stdout/stderr (default: a new temporary file).
+        log_file: The child's stdout/stderr (default: a temporary file, deleted by `stop()` unless
+            the start failed, whose error message names it).
         model_path: Serve this GGUF file instead of the model's packaged weights.
         startup_timeout: Seconds to wait for `/health`.
         deterministic: Same seed, same text regardless of cache and concurrent requests; turns off
@@ -96,6 +99,7 @@ class EmbeddedModelServer:
         self.startup_timeout = startup_timeout
         self.deterministic = deterministic
         self._proc: subprocess.Popen[bytes] | None = None
+        self._temp_log_dir: Path | None = None
         self._bound_port: int | None = None
 
     @property
@@ -132,11 +136,26 @@ class EmbeddedModelServer:
             return self
         if self.model_path is None:
             self.spec.weights_path()  # missing packages or a bad hash fail here, with their own message
+        sock = bind_socket(self._port)  # first: a busy port fails before anything is created
+        try:
+            self._bound_port = sock.getsockname()[1]
+            self._spawn(sock)
+        finally:
+            sock.close()
+        atexit.register(self.stop)
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self._temp_log_dir = None  # keep the log the error points to
+            self.stop()
+            raise
+        return self
+
+    def _spawn(self, sock: socket.socket) -> None:
         if self.log_file is None:
-            self.log_file = Path(tempfile.mkdtemp(prefix="forge-model-")) / "server.log"
+            self._temp_log_dir = Path(tempfile.mkdtemp(prefix="forge-model-"))
+            self.log_file = self._temp_log_dir / "server.log"
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        sock = bind_socket(self._port)
-        self._bound_port = sock.getsockname()[1]
         command = [
             sys.executable,
             "-m",
@@ -158,24 +177,14 @@ class EmbeddedModelServer:
             command += ["--model-path", str(self.model_path)]
         if self.deterministic:
             command.append("--deterministic")
-        try:
-            with self.log_file.open("ab") as log:
-                self._proc = subprocess.Popen(
-                    command,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    pass_fds=[sock.fileno()],
-                )
-        finally:
-            sock.close()
-        atexit.register(self.stop)
-        try:
-            self._wait_healthy()
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        with self.log_file.open("ab") as log:
+            self._proc = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                pass_fds=[sock.fileno()],
+            )
 
     def _wait_healthy(self) -> None:
         assert self._proc is not None and self.log_file is not None
@@ -207,14 +216,16 @@ class EmbeddedModelServer:
         """Stop the child (SIGTERM, then SIGKILL after 10 s). Safe to call more than once."""
         proc, self._proc = self._proc, None
         atexit.unregister(self.stop)
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc is not None and self._temp_log_dir is not None:
+            shutil.rmtree(self._temp_log_dir, ignore_errors=True)
+            self._temp_log_dir = self.log_file = None  # a restart makes a fresh one
 
     def __enter__(self) -> EmbeddedModelServer:
         return self.start()

@@ -147,7 +147,8 @@ def test_child_dies_with_its_parent(tmp_path: Path) -> None:
     script = (
         "import os, sys\n"
         "from forge_eval.models import EmbeddedModelServer\n"
-        "s = EmbeddedModelServer(model='smollm2').start()\n"
+        "from pathlib import Path\n"
+        f"s = EmbeddedModelServer(model='smollm2', log_file=Path({str(tmp_path / 'server.log')!r})).start()\n"
         "print(s.pid, flush=True)\n"
         "sys.stdin.read()\n"
     )

@@ -1,5 +1,6 @@
 """Starting and stopping the server process: the errors a user meets, and certain cleanup."""
 
+import shutil
 import socket
 import subprocess
 import sys
@@ -83,8 +84,19 @@ def test_startup_timeout_stops_the_child(tmp_path: Path) -> None:
     smollm = EMBEDDED_MODELS.get("smollm2")
     if not smollm.installed():
         pytest.skip("smollm2 weights not installed")
-    server = EmbeddedModelServer(model="smollm2", startup_timeout=0.01, log_file=tmp_path / "s.log")
+    server = EmbeddedModelServer(model="smollm2", startup_timeout=0.01)
     with pytest.raises(ForgeError, match="did not answer") as info:
         server.start()
     assert "startup_timeout" in info.value.hint
     assert server.pid is None
+    assert server.log_file is not None and server.log_file.exists(), "the log named in the error is kept"
+    shutil.rmtree(server.log_file.parent)
+
+
+def test_stop_removes_its_temporary_log() -> None:
+    if not EMBEDDED_MODELS.get("smollm2").installed():
+        pytest.skip("smollm2 weights not installed")
+    with EmbeddedModelServer(model="smollm2") as server:
+        log = server.log_file
+        assert log is not None and log.exists()
+    assert not log.parent.exists()
