@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect as pyinspect
+import json
 
 import pytest
-from inspect_ai.tool import ToolDef
+from inspect_ai.tool import Tool, ToolDef, ToolError
+from inspect_ai.util import Store
+from inspect_ai.util._store import init_subtask_store
 
 from forge_eval._errors import UnknownNameError
-from forge_eval.benchmarks.services import SERVICES, TOOL_SPECS, tools_for
+from forge_eval.benchmarks.services import (
+    SERVICES,
+    TOOL_SPECS,
+    ServiceCluster,
+    WorldClient,
+    bind_world,
+    tools_for,
+)
 
 
 def test_every_service_has_read_and_write_tools() -> None:
@@ -37,3 +48,30 @@ def test_tools_for_selects_services_only() -> None:
                      "kb_search", "kb_get", "kb_update"]
     with pytest.raises(UnknownNameError, match="unknown service 'crm'"):
         tools_for(["crm"])
+
+
+def test_tools_reach_the_bound_world_and_raise_tool_errors() -> None:
+    async def scenario(cluster: ServiceCluster) -> None:
+        init_subtask_store(Store())  # what Inspect does per sample
+        with pytest.raises(ToolError, match="no service world is set up"):
+            await tools_for(["tickets"])[0]()
+        client = WorldClient(cluster.urls, "tool-world")
+        await client.reset("tickets", {"tickets": [{"id": "T-1", "title": "Chair"}]}, [{"endpoint": "get"}])
+        bind_world("tool-world", cluster.urls)
+        get, update = (_tool("tickets_get"), _tool("tickets_update"))
+        with pytest.raises(ToolError, match="tickets error 503: service temporarily unavailable"):
+            await get(ticket_id="T-1")
+        assert json.loads(await get(ticket_id="t-1"))["title"] == "Chair"
+        with pytest.raises(ToolError, match="tickets error 404: no ticket with id 'T-9'"):
+            await get(ticket_id="T-9")
+        with pytest.raises(ToolError, match="tickets error 422: invalid request: priority"):
+            await update(ticket_id="T-1", priority="sky-high")
+        assert json.loads(await update(ticket_id="T-1", priority="High"))["priority"] == "high"
+        assert (await client.state("tickets"))["calls"] == {"get": 3, "update": 2}
+
+    with ServiceCluster(["tickets"]) as cluster:
+        asyncio.run(scenario(cluster))
+
+
+def _tool(name: str) -> Tool:
+    return next(t for t in tools_for([TOOL_SPECS[name].service]) if ToolDef(t).name == name)
