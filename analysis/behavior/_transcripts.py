@@ -4,8 +4,8 @@ Tool calls are taken from `ModelEvent` outputs for every harness: native agents 
 `ToolEvent` per call, but bridged harnesses (Codex, Claude Code, OpenClaw) run their tools themselves,
 so their calls exist only in model outputs and their results only in the next model input (as tool
 messages). A call's result is looked up by call id in ToolEvents first, then in later model inputs and
-the final messages; ids are compared without punctuation because OpenClaw rewrites them
-(`call_2f…` -> `call2f…`).
+the final messages; ids are compared without punctuation and allowing truncation, because OpenClaw
+rewrites them (`call_2f…` -> `call2f…`, at most 40 characters).
 
 Logs are read one at a time, each whole with `read_eval_log` (linear in samples once the garbage
 collector is paused); `read_eval_log_samples` re-opens the zip per sample and is super-linear
@@ -166,6 +166,15 @@ def _results(sample: EvalSample, attachments: _Attachments) -> dict[str, _Result
     return found
 
 
+def _find_result(results: dict[str, _Result], call_id: str) -> _Result | None:
+    """The result of a call: by id, else by an id the harness shortened (OpenClaw keeps 40 characters)."""
+    key = _id_key(call_id)
+    found = results.get(key)
+    if found is None and len(key) > 8:
+        found = next((r for k, r in results.items() if len(k) > 8 and key.startswith(k)), None)
+    return found
+
+
 _TIMEOUT_EXIT = 124  # the status GNU `timeout` (and harnesses following it) give a killed command
 
 
@@ -305,7 +314,7 @@ def sample_calls(
         for call in message.tool_calls or []:
             tool = tool_name(call.function)
             arguments = attachments.resolve(dict(call.arguments or {}))
-            result = results.get(_id_key(call.id))
+            result = _find_result(results, call.id)
             text = result.text if result else None
             classified = classify_call(tool, arguments, rules, services, specs, text)
             kind = _error_kind(result, call, classified, rules)

@@ -39,6 +39,7 @@ class Call:
     error: str | None = None  # a ToolCallError type: "unknown", "timeout", "parsing", ...
     parse_error: str | None = None
     result_id: str | None = None  # the id in the next input, when the harness rewrites it (OpenClaw)
+    call_id: str | None = None
 
 
 @dataclass
@@ -84,7 +85,12 @@ def sample(
     events: list[Any] = []
     for t_index, t in enumerate(turns):
         calls = [
-            ToolCall(id=f"call_{t_index}_{i}", function=c.tool, arguments=c.args, parse_error=c.parse_error)
+            ToolCall(
+                id=c.call_id or f"call_{t_index}_{i}",
+                function=c.tool,
+                arguments=c.args,
+                parse_error=c.parse_error,
+            )
             for i, c in enumerate(t.calls)
         ]
         message = ChatMessageAssistant(content=t.text, tool_calls=calls or None, model="scripted")

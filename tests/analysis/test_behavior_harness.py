@@ -7,6 +7,7 @@ the proxy records to the sample. Needs the binaries (scripts/setup.d/30-harnesse
 """
 
 import asyncio
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,11 +40,11 @@ class HarnessRun:
     binary: str
     shell_tool: str
     command_arg: str
-    argv: Callable[[str], list[str]]
+    argv: Callable[[str, Path], list[str]]  # (proxy base URL, private home) -> arguments
     env: Callable[[str, Path], dict[str, str]]
 
 
-def _codex_argv(base_url: str) -> list[str]:
+def _codex_argv(base_url: str, home: Path) -> list[str]:
     settings = [
         "analytics.enabled=false",
         "check_for_update_on_startup=false",
@@ -64,8 +65,40 @@ def _codex_argv(base_url: str) -> list[str]:
     return [*argv, PROMPT]
 
 
-def _claude_argv(base_url: str) -> list[str]:
+def _claude_argv(base_url: str, home: Path) -> list[str]:
     return ["-p", PROMPT, "--permission-mode", "acceptEdits", "--allowedTools", "Bash", "--model", "inspect"]
+
+
+def _openclaw_argv(base_url: str, home: Path) -> list[str]:
+    """OpenClaw reads its provider from a config file, written here (Chat Completions wire API)."""
+    model = {
+        "id": "inspect",
+        "name": "Inspect",
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 128000,
+        "maxTokens": 4096,
+    }
+    provider = {
+        "baseUrl": f"{base_url}/v1",
+        "apiKey": "unused",
+        "api": "openai-completions",
+        "models": [model],
+    }
+    config = {
+        "models": {"mode": "replace", "providers": {"forge": provider}},
+        "agents": {"defaults": {"model": {"primary": "forge/inspect"}}},
+    }
+    (home / "openclaw.json").write_text(json.dumps(config))
+    work = home.parent / "work"
+    return ["agent", "exec", PROMPT, "--config", str(home / "openclaw.json"), "--model", "forge/inspect"] + [
+        "--cwd",
+        str(work),
+        "--json",
+        "--timeout",
+        "120",
+    ]
 
 
 HARNESS_RUNS = {
@@ -90,6 +123,13 @@ HARNESS_RUNS = {
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_ERROR_REPORTING": "1",
         },
+    ),
+    "openclaw": HarnessRun(
+        "openclaw",
+        "exec",
+        "command",
+        _openclaw_argv,
+        lambda url, home: {"OPENCLAW_HOME": str(home), "OPENCLAW_STATE_DIR": str(home / ".openclaw")},
     ),
 }
 
@@ -131,7 +171,7 @@ def through_proxy(harness: HarnessRun, records: Path, work_root: Path):
             }
             process = await asyncio.create_subprocess_exec(
                 str(NPM / ".bin" / harness.binary),
-                *harness.argv(base_url),
+                *harness.argv(base_url, home),
                 cwd=work,
                 env={**env, **harness.env(base_url, home)},
                 stdin=asyncio.subprocess.DEVNULL,

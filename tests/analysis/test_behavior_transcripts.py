@@ -88,15 +88,26 @@ def test_malformed_turn_followed_by_a_good_one_does_not_end_the_rollout() -> Non
 
 
 def test_openclaw_rewritten_ids_and_mcp_prefixes() -> None:
+    long_id = "for_tool_call_7943e42a-50e8-4817-87bb-6fb729a986de"  # as seen from a real OpenClaw run
     turns = [
         turn(Call("exec", {"command": "cat notes.md"}, "hello", result_id="call00")),
         turn(Call("mcp__forgelab__mail_read", {"message_id": "m3"}, '{"id": "m3"}')),
+        turn(
+            Call(
+                "exec",
+                {"command": "ls"},
+                "(Command exited with code 2)",
+                call_id=long_id,
+                result_id=long_id.replace("_", "").replace("-", "")[:40],
+            )
+        ),
     ]
     t = read_transcripts([eval_log([sample("t1", turns, native=False)], harness="openclaw")])
-    assert t.calls["result"].tolist() == ["hello", '{"id": "m3"}']
-    assert t.calls["tool"].tolist() == ["exec", "mail_read"]
-    assert t.calls["reads"].tolist() == [("notes.md",), ("@mail:m3",)]
-    assert t.calls["service"].fillna("").tolist() == ["", "mail"]
+    assert t.calls["result"].tolist() == ["hello", '{"id": "m3"}', "(Command exited with code 2)"]
+    assert t.calls["tool"].tolist() == ["exec", "mail_read", "exec"]
+    assert t.calls["reads"].tolist() == [("notes.md",), ("@mail:m3",), ()]
+    assert t.calls["service"].fillna("").tolist() == ["", "mail", ""]
+    assert t.calls["error_kind"].tolist() == ["", "", "nonzero_exit"]
 
 
 def test_claude_code_tools_and_error_results() -> None:
