@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 import socket
 import threading
 import time
@@ -41,12 +40,16 @@ def bind_socket(port: int | None) -> socket.socket:
 
 
 def _exit_when_orphaned(parent_pid: int) -> None:
-    """Stop this server if the process that started it dies (even by SIGKILL)."""
+    """Stop this server if the process that started it dies (even by SIGKILL).
+
+    An orphan has nobody to answer, so it exits at once: a graceful uvicorn shutdown would wait for
+    an in-flight generation that nobody reads (seen: an orphan decoding on for minutes).
+    """
 
     def watch() -> None:
         while os.getppid() == parent_pid:
             time.sleep(1.0)
-        os.kill(os.getpid(), signal.SIGTERM)
+        os._exit(0)
 
     threading.Thread(target=watch, name="forge-parent-watch", daemon=True).start()
 
