@@ -1,6 +1,6 @@
 """forgelab: forge-eval's own offline benchmark of everyday tool-use tasks.
 
-Tasks (benchmarks/forgelab/data/tasks.yaml) run against the local services in
+Tasks (benchmarks/forgelab/tasks.yaml) run against the local services in
 `forge_eval.benchmarks.services`; verifiers check the final service state and the answer.
 """
 

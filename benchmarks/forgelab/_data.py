@@ -15,7 +15,8 @@ from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.forgelab._checks import CHECKS
 from forge_eval.benchmarks.services import SERVICES, TOOL_SPECS
 
-DATA_DIR = Path(__file__).parent / "data"
+# The YAML files sit in the package folder itself, where setup.py's package_data ("*.yaml") finds them.
+DATA_DIR = Path(__file__).parent
 TASKS_FILE = "tasks.yaml"
 WORLD_FILE = "world.yaml"
 
