@@ -107,6 +107,9 @@ def run_benchmark(spec: RunSpec, display: str | None = None) -> RunResult:
             max_connections=max_connections,
             retry_attempts=2,
             retry_wait=1,
+            # The embedded server marks unparseable tool calls in its raw responses; behavioral
+            # analysis (format robustness) reads them, and Inspect keeps raw calls only when asked.
+            log_model_api=model.embedded,
             display=display,
             **generate,
         )
