@@ -34,7 +34,7 @@ DEFAULT_MESSAGE_LIMIT = 20
 DEFAULT_TIME_LIMIT = 600
 # Caps a runaway generation (a 0.5B model can write until its context is full: minutes on CPU);
 # answers and email bodies here need far less. Raise it for models that reason before answering.
-DEFAULT_MAX_TOKENS = 1024
+DEFAULT_MAX_TOKENS = 512
 
 # Kept short on purpose: every prompt token costs ~10 ms with the embedded CPU model.
 SYSTEM_PROMPT = """\
