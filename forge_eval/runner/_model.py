@@ -1,6 +1,5 @@
 """Resolve `--model`: the embedded model (started and stopped here) or any Inspect model string."""
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -8,14 +7,15 @@ from typing import Any
 
 from forge_eval.models import EMBEDDED_MODELS, EmbeddedModelServer
 
-# The embedded server's URL goes through the environment, not `model_base_url`: its port changes from
-# run to run, and Inspect's eval_set would otherwise see a different task and redo finished work.
-_SERVICE = "forge"
-
 
 @dataclass(frozen=True)
 class ResolvedModel:
-    """What Inspect needs to reach the model, and how to name it in results."""
+    """What Inspect needs to reach the model, and how to name it in results.
+
+    `base_url` is passed to Inspect as `model_base_url`: Inspect's eval_set leaves it out of a task's
+    identity (so a resumed run on a new port of the embedded server still matches its finished logs)
+    but keys its model cache on it (so two runs in one process never share a stale client).
+    """
 
     inspect_model: str
     label: str
@@ -33,19 +33,11 @@ def resolved_model(
         yield ResolvedModel(model, model, embedded=False, base_url=base_url, model_args=model_args or {})
         return
     with EmbeddedModelServer(model) as server:
-        name = server.model_name
-        saved = {
-            k: os.environ.get(k) for k in (f"{_SERVICE.upper()}_BASE_URL", f"{_SERVICE.upper()}_API_KEY")
-        }
-        os.environ[f"{_SERVICE.upper()}_BASE_URL"] = server.base_url
-        os.environ[f"{_SERVICE.upper()}_API_KEY"] = "local"
-        try:
-            yield ResolvedModel(
-                f"openai-api/{_SERVICE}/{name}", name, embedded=True, model_args=model_args or {}
-            )
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+        ref = server.inspect_model()
+        yield ResolvedModel(
+            ref.model,
+            server.model_name,
+            embedded=True,
+            base_url=ref.base_url,
+            model_args={**ref.model_args, **(model_args or {})},
+        )

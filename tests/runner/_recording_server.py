@@ -34,16 +34,28 @@ def _reply(body: dict) -> dict:
 
 
 @contextmanager
-def recording_server() -> Iterator[tuple[str, list[dict]]]:
-    """Yield (base_url, requests) for a server on 127.0.0.1; `requests` fills as calls arrive."""
+def recording_server(fail_if_contains: list[str] | None = None) -> Iterator[tuple[str, list[dict]]]:
+    """Yield (base_url, requests) for a server on 127.0.0.1; `requests` fills as calls arrive.
+
+    A request whose messages contain any string in `fail_if_contains` (a list the test may change
+    while the server runs) is answered with HTTP 400, which fails that sample without retries.
+    """
     seen: list[dict] = []
+    failing = fail_if_contains if fail_if_contains is not None else []
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append(body)
-            data = json.dumps(_reply(body)).encode()
-            self.send_response(200)
+            text = json.dumps(body.get("messages", []))
+            if any(marker in text for marker in failing):
+                data = json.dumps(
+                    {"error": {"message": "injected failure", "type": "invalid_request"}}
+                ).encode()
+                self.send_response(400)
+            else:
+                seen.append(body)
+                data = json.dumps(_reply(body)).encode()
+                self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

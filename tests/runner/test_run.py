@@ -15,18 +15,24 @@ from tests.runner._recording_server import recording_server
 @pytest.fixture
 def rec_model(monkeypatch):
     with recording_server() as (url, seen):
-        monkeypatch.setenv("REC_BASE_URL", url)
         monkeypatch.setenv("REC_API_KEY", "test")
-        yield seen
+        yield url, seen
 
 
-def _spec(tmp_path, **kw) -> RunSpec:
-    base = {"benchmark": "probe", "seeds": (0, 1), "epochs": 2, "model": "openai-api/rec/m", "out": tmp_path}
+def _spec(tmp_path, rec_model, **kw) -> RunSpec:
+    base = {
+        "benchmark": "probe",
+        "seeds": (0, 1),
+        "epochs": 2,
+        "model": "openai-api/rec/m",
+        "model_base_url": rec_model[0],
+        "out": tmp_path,
+    }
     return RunSpec(**{**base, **kw})
 
 
 def test_run_writes_logs_results_trials_and_report(tmp_path, rec_model):
-    result = run_benchmark(_spec(tmp_path, command="forge-eval run probe"), display="none")
+    result = run_benchmark(_spec(tmp_path, rec_model, command="forge-eval run probe"), display="none")
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["status"] == "complete" and result.complete
     assert results["seeds"] == [0, 1] and results["epochs"] == 2 and results["n_tasks"] == 3
@@ -44,18 +50,39 @@ def test_run_writes_logs_results_trials_and_report(tmp_path, rec_model):
     assert set(trials["difficulty"]) == {"easy", "hard"}
     assert len(list((tmp_path / "logs").glob("*.eval"))) == 2
     assert (tmp_path / "report.html").stat().st_size > 1000
-    assert len(rec_model) == 12  # one model call per trial
+    assert len(rec_model[1]) == 12  # one model call per trial
 
 
 def test_rerun_resumes_without_redoing_finished_work(tmp_path, rec_model):
-    run_benchmark(_spec(tmp_path), display="none")
-    calls = len(rec_model)
-    run_benchmark(_spec(tmp_path), display="none")
-    assert len(rec_model) == calls
+    run_benchmark(_spec(tmp_path, rec_model), display="none")
+    calls = len(rec_model[1])
+    run_benchmark(_spec(tmp_path, rec_model), display="none")
+    assert len(rec_model[1]) == calls
+
+
+def test_an_interrupted_run_is_partial_and_resuming_finishes_only_what_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setenv("REC_API_KEY", "test")
+    failing = ["Say 42."]  # the "forty-two" task fails until the test lifts the failure
+    with recording_server(failing) as (url, seen):
+        first = run_benchmark(_spec(tmp_path, (url, seen)), display="none")
+        assert first.results["status"] == "partial"
+        trials = pd.read_csv(tmp_path / "trials.csv")
+        errored = trials[trials["error"].notna()]
+        # the failing sample errors; Inspect may cancel others of its task, which then error too
+        assert "forty-two" in set(errored["task_id"])
+        assert not trials[trials["error"].isna()]["task_id"].eq("forty-two").any()
+        finished = len(seen)
+        failing.clear()
+        second = run_benchmark(_spec(tmp_path, (url, seen)), display="none")
+    assert second.results["status"] == "complete"
+    # only the errored trials ran again (one model call each); finished ones were kept
+    assert len(seen) - finished == len(errored)
+    assert pd.read_csv(tmp_path / "trials.csv")["error"].isna().all()
+    assert second.results["metrics"]["success_rate"]["estimate"] == pytest.approx(2 / 3)
 
 
 def test_a_different_run_in_the_same_directory_is_refused(tmp_path, rec_model):
-    run_benchmark(_spec(tmp_path, quick=True), display="none")
+    run_benchmark(_spec(tmp_path, rec_model, quick=True), display="none")
     result = CliRunner().invoke(
         cli,
         [

@@ -24,12 +24,12 @@ def wire_probe(seed: int = 0) -> Task:
 
 def test_seed_and_epoch_reach_the_wire(tmp_path, monkeypatch):
     with recording_server() as (url, seen):
-        monkeypatch.setenv("REC_BASE_URL", url)
         monkeypatch.setenv("REC_API_KEY", "test")
         ok, logs = eval_set(
             [wire_probe(seed=3), wire_probe(seed=4)],
             log_dir=str(tmp_path / "logs"),
             model="openai-api/rec/m",
+            model_base_url=url,
             epochs=2,
             max_tasks=2,
             display="none",
