@@ -39,7 +39,8 @@ class ServerStats:
 
     `parsed`/`failed`/`none` count the choices of requests that declared tools, and the
     `tagged`/`fenced`/`bare` counts say how the parsed ones were written; `rejected_calls` counts
-    call-shaped JSON that was rejected (undeclared tool, arguments not an object).
+    call-shaped JSON that was rejected (undeclared tool, arguments not an object), `repaired_calls`
+    the valid calls whose arguments had copied schema keywords dropped.
     """
 
     requests: int = 0
@@ -52,6 +53,7 @@ class ServerStats:
     fenced: int = 0
     bare: int = 0
     rejected_calls: int = 0
+    repaired_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
@@ -79,6 +81,18 @@ def _tool_names(body: dict[str, Any]) -> list[str]:
     return names
 
 
+def _tool_params(body: dict[str, Any]) -> dict[str, set[str]]:
+    """Declared parameter names per tool (what a call's arguments may hold)."""
+    params: dict[str, set[str]] = {}
+    for tool in body.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            schema = function.get("parameters")
+            properties = schema.get("properties") if isinstance(schema, dict) else None
+            params[function["name"]] = set(properties) if isinstance(properties, dict) else set()
+    return params
+
+
 def _engine_request(body: dict[str, Any]) -> dict[str, Any]:
     request = {k: v for k, v in body.items() if k not in _CLIENT_ONLY}
     if "max_tokens" not in request and "max_completion_tokens" in request:
@@ -91,15 +105,18 @@ class _ChoiceParse:
     status: ToolParseStatus = "none"
     format: ToolCallFormat | None = None
     rejected: int = 0
+    repaired: int = 0
 
 
-def _apply_tool_parse(choice: dict[str, Any], tool_names: list[str]) -> _ChoiceParse:
+def _apply_tool_parse(
+    choice: dict[str, Any], tool_names: list[str], params: dict[str, set[str]]
+) -> _ChoiceParse:
     """Turn calls written as text into structured `tool_calls` (llama.cpp returns text only)."""
     message = choice.get("message") or {}
     content = message.get("content")
     if not isinstance(content, str):
         return _ChoiceParse()
-    result = parse_tool_calls(content, tool_names)
+    result = parse_tool_calls(content, tool_names, params)
     if result.status == "parsed":
         message["content"] = result.content or None
         message["tool_calls"] = [
@@ -111,7 +128,7 @@ def _apply_tool_parse(choice: dict[str, Any], tool_names: list[str]) -> _ChoiceP
             for call in result.calls
         ]
         choice["finish_reason"] = "tool_calls"
-    return _ChoiceParse(result.status, result.format, len(result.errors))
+    return _ChoiceParse(result.status, result.format, len(result.errors), result.repaired)
 
 
 def _overall(statuses: list[ToolParseStatus]) -> ToolParseStatus:
@@ -233,7 +250,7 @@ def create_app(
         result["model"] = model_name
         parse = bool(tool_names) and body.get("tool_choice") != "none"
         parses = [
-            _apply_tool_parse(choice, tool_names) if parse else _ChoiceParse()
+            _apply_tool_parse(choice, tool_names, _tool_params(body)) if parse else _ChoiceParse()
             for choice in result.get("choices", [])
         ]
         if tool_names:
@@ -244,6 +261,8 @@ def create_app(
                     setattr(stats, p.format, getattr(stats, p.format) + 1)
         rejected = sum(p.rejected for p in parses)
         stats.rejected_calls += rejected
+        repaired = sum(p.repaired for p in parses)
+        stats.repaired_calls += repaired
         usage = result.get("usage") or {}
         stats.prompt_tokens += int(usage.get("prompt_tokens", 0))
         stats.completion_tokens += int(usage.get("completion_tokens", 0))
@@ -251,6 +270,7 @@ def create_app(
             "tool_parse": _overall([p.status for p in parses]),
             "format": next((p.format for p in parses if p.format), None),
             "rejected_calls": rejected,
+            "repaired_calls": repaired,
         }
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))

@@ -9,13 +9,19 @@ reads the longest value from there (so strings that contain braces, fences or ta
 it). A value is a call when it is `{"name": <declared tool>, "arguments"|"parameters": {...}}`
 (optionally wrapped as `{"function": {...}}`) or a list of those. Fences and `<tool_call>` tags
 are then just text around the call, removed from the remaining content.
+
+One repair: the model often copies the tool's JSON-Schema keywords ("type", "required",
+"properties", "additionalProperties") into its arguments next to the right values, and Inspect then
+rejects the whole call. Given the declared parameter names, such keywords are dropped when they are
+not parameters of the tool; the call records what was dropped (`ParsedToolCall.dropped`) so that
+format robustness can still count it.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,6 +30,7 @@ ToolParseStatus = Literal["parsed", "failed", "none"]
 ToolCallFormat = Literal["tagged", "fenced", "bare"]
 
 _DECODER = json.JSONDecoder()
+_SCHEMA_KEYWORDS = frozenset({"type", "required", "properties", "additionalProperties", "$schema"})
 _ARG_KEYS = ("arguments", "parameters")
 # Text that looks like an attempted call even when no JSON value could be read from it.
 _ATTEMPT = re.compile(r"<tool_call>|\"name\"\s*:\s*\"[^\"]*\"[\s\S]*\"(?:arguments|parameters)\"\s*:")
@@ -37,6 +44,7 @@ class ParsedToolCall:
 
     name: str
     arguments: dict[str, Any]
+    dropped: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -59,12 +67,19 @@ class ToolParse:
     errors: list[str] = field(default_factory=list)
     format: ToolCallFormat | None = None
 
+    @property
+    def repaired(self) -> int:
+        """How many valid calls needed schema keywords dropped from their arguments."""
+        return sum(1 for call in self.calls if call.dropped)
+
 
 class _Rejected(Exception):
     """A JSON value shaped like a call that is not a valid one (the message says why)."""
 
 
-def _as_call(value: Any, tool_names: Collection[str]) -> ParsedToolCall | None:
+def _as_call(
+    value: Any, tool_names: Collection[str], params: Mapping[str, Collection[str]]
+) -> ParsedToolCall | None:
     """The call `value` encodes, None if it is not call-shaped; raises _Rejected if it is invalid."""
     if not isinstance(value, dict):
         return None
@@ -84,16 +99,23 @@ def _as_call(value: Any, tool_names: Collection[str]) -> ParsedToolCall | None:
             raise _Rejected(f"arguments of {name!r} are a string that is not JSON") from None
     if not isinstance(arguments, dict):
         raise _Rejected(f"arguments of {name!r} are {type(arguments).__name__}, not an object")
-    return ParsedToolCall(name=name, arguments=arguments)
+    declared = params.get(name)
+    if declared is None:
+        return ParsedToolCall(name=name, arguments=arguments)
+    dropped = tuple(k for k in arguments if k in _SCHEMA_KEYWORDS and k not in declared)
+    kept = {k: v for k, v in arguments.items() if k not in dropped}
+    return ParsedToolCall(name=name, arguments=kept, dropped=dropped)
 
 
-def _as_calls(value: Any, tool_names: Collection[str]) -> list[ParsedToolCall] | None:
+def _as_calls(
+    value: Any, tool_names: Collection[str], params: Mapping[str, Collection[str]]
+) -> list[ParsedToolCall] | None:
     if isinstance(value, list):
         if not value or not all(isinstance(v, dict) for v in value):
             return None
-        calls = [_as_call(v, tool_names) for v in value]
+        calls = [_as_call(v, tool_names, params) for v in value]
         return None if any(c is None for c in calls) else [c for c in calls if c is not None]
-    call = _as_call(value, tool_names)
+    call = _as_call(value, tool_names, params)
     return None if call is None else [call]
 
 
@@ -110,12 +132,16 @@ def _format_at(text: str, start: int) -> ToolCallFormat:
     return "fenced" if _FENCE_OPEN.search(before) else "bare"
 
 
-def parse_tool_calls(text: str, tool_names: Collection[str]) -> ToolParse:
+def parse_tool_calls(
+    text: str, tool_names: Collection[str], params: Mapping[str, Collection[str]] | None = None
+) -> ToolParse:
     """Find the calls of declared tools in a model's text.
 
     Args:
         text: The assistant message content.
         tool_names: Names of the tools the request declared; calls of other names are rejected.
+        params: Declared parameter names per tool; with them, schema keywords that are not
+            parameters are dropped from a call's arguments (see the module docstring).
 
     Returns:
         The calls found, the remaining content, and whether the text attempted a call and failed.
@@ -136,7 +162,7 @@ def parse_tool_calls(text: str, tool_names: Collection[str]) -> ToolParse:
             pos = start + 1
             continue
         try:
-            found = _as_calls(value, tool_names)
+            found = _as_calls(value, tool_names, params or {})
         except _Rejected as e:
             errors.append(str(e))
             rejected.append((start, end))

@@ -63,8 +63,37 @@ def test_text_call_becomes_structured_tool_calls() -> None:
     (call,) = choice["message"]["tool_calls"]
     assert call["type"] == "function" and call["id"].startswith("call_")
     assert call["function"] == {"name": "get_weather", "arguments": '{"city": "Oslo"}'}
-    assert response["forge"] == {"tool_parse": "parsed", "format": "fenced", "rejected_calls": 0}
+    assert response["forge"] == {
+        "tool_parse": "parsed",
+        "format": "fenced",
+        "rejected_calls": 0,
+        "repaired_calls": 0,
+    }
     assert response["model"] == "qwen-0.5b"
+
+
+def test_copied_schema_keywords_are_dropped_and_counted() -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "kb_search",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"query": {"type": "string"}, "type": {"type": "string"}},
+                    "required": ["query"],
+                },
+            },
+        }
+    ]
+    written = '{"name": "kb_search", "arguments": {"query": "vpn", "type": "faq", "required": ["query"]}}'
+    client = _client(ScriptedEngine(written))
+    response = _chat(client, tools=tools).json()
+    (call,) = response["choices"][0]["message"]["tool_calls"]
+    # "required" is a schema keyword the tool does not declare; "type" is a declared parameter here
+    assert json.loads(call["function"]["arguments"]) == {"query": "vpn", "type": "faq"}
+    assert response["forge"]["repaired_calls"] == 1
+    assert client.get("/forge/stats").json()["repaired_calls"] == 1
 
 
 def test_without_declared_tools_text_is_untouched() -> None:
@@ -111,6 +140,7 @@ def test_stats_count_outcomes_and_formats() -> None:
         "fenced": 0,
         "bare": 1,
         "rejected_calls": 1,
+        "repaired_calls": 0,
         "prompt_tokens": 50,
         "completion_tokens": 25,
     }

@@ -116,6 +116,20 @@ def test_ordinary_json_and_prose_are_not_calls() -> None:
         assert result.content == text.strip()
 
 
+def test_schema_keywords_are_dropped_only_when_not_parameters() -> None:
+    text = '{"name": "f", "arguments": {"q": 1, "type": "object", "additionalProperties": false}}'
+    without_params = parse_tool_calls(text, ["f"])
+    assert without_params.calls[0].arguments == {"q": 1, "type": "object", "additionalProperties": False}
+    assert without_params.repaired == 0
+    repaired = parse_tool_calls(text, ["f"], {"f": {"q"}})
+    assert repaired.calls == [ParsedToolCall("f", {"q": 1}, ("type", "additionalProperties"))]
+    assert repaired.repaired == 1
+    assert parse_tool_calls(text, ["f"], {"f": {"q", "type"}}).calls[0].arguments == {
+        "q": 1,
+        "type": "object",
+    }
+
+
 def test_no_declared_tools_means_no_calls() -> None:
     assert parse_tool_calls(QWEN_FENCED, set()).status == "failed"
     assert parse_tool_calls(QWEN_FENCED, set()).calls == []
