@@ -1,6 +1,9 @@
 """`forge-eval run` end to end on real Inspect tasks against a recording OpenAI-compatible server."""
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -114,3 +117,11 @@ def test_unknown_benchmark_and_harness_list_valid_names():
         assert result.exception.exit_code == 2
         assert f"unknown {kind} 'nope'" in str(result.exception)
         assert "react" in str(result.exception) or "probe" in str(result.exception)
+
+
+def test_cli_usage_errors_are_messages_with_exit_2():
+    forge = Path(sys.executable).with_name("forge-eval")
+    done = subprocess.run([str(forge), "run", "nope"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "unknown benchmark 'nope'" in done.stderr and "forgelab" in done.stderr
+    assert "Traceback" not in done.stderr
