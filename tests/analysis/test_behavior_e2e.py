@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.runner._checks import check_run_dir
+
 FORGE_EVAL = str(Path(sys.executable).with_name("forge-eval"))
 
 
@@ -24,6 +26,8 @@ def test_embedded_model_forgelab_run_is_analyzed(tmp_path: Path) -> None:
     command += ["-T", "message_limit=10", "--out", str(run)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
+    check_run_dir(run, seeds=[0, 1], n_tasks=2, model="qwen-0.5b")
+    assert "success_rate" in done.stdout and "report:" in done.stdout
     analyzed = subprocess.run(
         [FORGE_EVAL, "analyze", str(run), "--resamples", "1000"], capture_output=True, text=True, timeout=600
     )
