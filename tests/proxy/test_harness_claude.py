@@ -5,7 +5,7 @@ import json
 import pytest
 
 from forge_eval.training.proxy import read_calls
-from tests.proxy._harnesses import TASK, binary, isolated_env, run_harness
+from tests.proxy._harnesses import binary, claude_args, isolated_env, run_harness
 
 pytestmark = pytest.mark.harness
 
@@ -41,20 +41,7 @@ def test_claude_code_writes_the_file_through_the_proxy(proxy, scripted, tmp_path
         ANTHROPIC_DEFAULT_HAIKU_MODEL="forge-small",
         **offline,
     )
-    argv = [
-        str(claude),
-        "-p",
-        TASK,
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        "Bash",
-        "--model",
-        "forge-policy",
-    ]
+    argv = [str(claude), *claude_args()]
     result = run_harness(argv, work, env, timeout=90)
     assert result.returncode == 0, result.stderr[-2000:] + result.stdout[-2000:]
     assert (work / "hello.txt").read_text() == "hi"

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from forge_eval.training.proxy import read_calls
-from tests.proxy._harnesses import TASK, binary, isolated_env, run_harness
+from tests.proxy._harnesses import TASK, binary, codex_args, isolated_env, run_harness
 
 pytestmark = pytest.mark.harness
 
@@ -17,42 +17,7 @@ def _codex(proxy, run: Path, base_url: str, key: str, model: str = "forge-policy
     work.mkdir(parents=True)
     env = isolated_env(run, CODEX_HOME=str(run / "home" / ".codex"), FORGE_KEY=key)
     (run / "home" / ".codex").mkdir(parents=True)
-    argv = [
-        str(codex),
-        "exec",
-        "--skip-git-repo-check",
-        "--json",
-        "--dangerously-bypass-approvals-and-sandbox",
-        "--disable",
-        "plugins",
-        "--disable",
-        "remote_plugin",
-        "--disable",
-        "apps",
-        "--disable",
-        "tool_suggest",
-        "-c",
-        "analytics.enabled=false",
-        "-c",
-        "check_for_update_on_startup=false",
-        "-c",
-        f"model={model}",
-        "-c",
-        "model_provider=forge",
-        "-c",
-        "model_providers.forge.name=Forge",
-        "-c",
-        f'model_providers.forge.base_url="{base_url}"',
-        "-c",
-        "model_providers.forge.env_key=FORGE_KEY",
-        "-c",
-        "model_providers.forge.wire_api=responses",
-        "-c",
-        "model_providers.forge.stream_max_retries=0",
-        "-c",
-        "model_providers.forge.request_max_retries=0",
-        TASK,
-    ]
+    argv = [str(codex), *codex_args(base_url, model=model), TASK]
     result = run_harness(argv, work, env, timeout=90)
     return result, work
 

@@ -8,26 +8,9 @@ import json
 import pytest
 
 from forge_eval.training.proxy import read_calls
-from tests.proxy._harnesses import TASK, binary, isolated_env, run_harness
+from tests.proxy._harnesses import TASK, binary, isolated_env, openclaw_args, openclaw_config, run_harness
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]
-
-
-def _config(base_url: str, key: str, api: str) -> dict:
-    model = {
-        "id": "forge-policy",
-        "name": "Forge",
-        "reasoning": False,
-        "input": ["text"],
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 128000,
-        "maxTokens": 4096,
-    }
-    provider = {"baseUrl": base_url, "apiKey": key, "api": api, "models": [model]}
-    return {
-        "models": {"mode": "replace", "providers": {"forge": provider}},
-        "agents": {"defaults": {"model": {"primary": "forge/forge-policy"}}},
-    }
 
 
 def _tool_call(call) -> tuple[str, dict]:
@@ -50,24 +33,10 @@ def test_openclaw_writes_the_file_through_the_proxy(proxy, scripted, tmp_path, k
     work = tmp_path / "work"
     work.mkdir()
     config = tmp_path / "openclaw.json"
-    config.write_text(json.dumps(_config(base_url, key, api)))
+    config.write_text(json.dumps(openclaw_config(base_url, key, api)))
     home = tmp_path / "home"
     env = isolated_env(tmp_path, OPENCLAW_HOME=str(home), OPENCLAW_STATE_DIR=str(home / ".openclaw"))
-    argv = [
-        str(openclaw),
-        "agent",
-        "exec",
-        TASK,
-        "--config",
-        str(config),
-        "--model",
-        "forge/forge-policy",
-        "--cwd",
-        str(work),
-        "--json",
-        "--timeout",
-        "120",
-    ]
+    argv = [str(openclaw), *openclaw_args(TASK, config, work)]
     result = run_harness(argv, work, env, timeout=150)
     assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-3000:]
     assert (work / "hello.txt").read_text() == "hi"

@@ -13,7 +13,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 
 from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, read_calls, serve_in_task
 from forge_eval.training.records import RolloutRecord
-from tests.proxy._harnesses import NPM_BIN, TASK, isolated_env
+from tests.proxy._harnesses import NPM_BIN, TASK, codex_args, isolated_env
 
 
 def _policy(messages, tools, tool_choice, config) -> ModelOutput:
@@ -73,37 +73,7 @@ def through_proxy(records: Path, run: Path):
                 (run / "home" / ".codex").mkdir()
                 process = await asyncio.create_subprocess_exec(
                     str(codex),
-                    "exec",
-                    "--skip-git-repo-check",
-                    "--dangerously-bypass-approvals-and-sandbox",
-                    "--disable",
-                    "plugins",
-                    "--disable",
-                    "remote_plugin",
-                    "--disable",
-                    "apps",
-                    "--disable",
-                    "tool_suggest",
-                    "-c",
-                    "analytics.enabled=false",
-                    "-c",
-                    "check_for_update_on_startup=false",
-                    "-c",
-                    "model=inspect",
-                    "-c",
-                    "model_provider=forge",
-                    "-c",
-                    "model_providers.forge.name=Forge",
-                    "-c",
-                    f'model_providers.forge.base_url="{base}"',
-                    "-c",
-                    "model_providers.forge.env_key=KEY",
-                    "-c",
-                    "model_providers.forge.wire_api=responses",
-                    "-c",
-                    "model_providers.forge.stream_max_retries=0",
-                    "-c",
-                    "model_providers.forge.request_max_retries=0",
+                    *codex_args(base, model="inspect", env_key="KEY", events=False),
                     TASK,
                     cwd=work,
                     env=env,

@@ -21,7 +21,16 @@ from forge_eval.training.proxy import (
     create_app,
     serve_in_thread,
 )
-from tests.proxy._harnesses import TASK, binary, isolated_env, run_harness
+from tests.proxy._harnesses import (
+    TASK,
+    binary,
+    claude_args,
+    codex_args,
+    isolated_env,
+    openclaw_args,
+    openclaw_config,
+    run_harness,
+)
 from tests.training.conftest import PROXY_SECRET
 
 pytestmark = pytest.mark.e2e
@@ -37,89 +46,22 @@ def _claude(run: Path, base_url: str, key: str) -> tuple[list[str], dict[str, st
         DISABLE_AUTOUPDATER="1",
         DISABLE_ERROR_REPORTING="1",
     )
-    argv = [
-        str(binary("claude")),
-        "-p",
-        TASK,
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--permission-mode",
-        "acceptEdits",
-        "--allowedTools",
-        "Bash",
-        "--model",
-        "forge-policy",
-    ]
+    argv = [str(binary("claude")), *claude_args()]
     return argv, env
 
 
 def _codex(run: Path, base_url: str, key: str) -> tuple[list[str], dict[str, str]]:
     (run / "home" / ".codex").mkdir(parents=True)
     env = isolated_env(run, CODEX_HOME=str(run / "home" / ".codex"), FORGE_KEY=key)
-    settings = [
-        "analytics.enabled=false",
-        "check_for_update_on_startup=false",
-        "model=forge-policy",
-        "model_provider=forge",
-        "model_providers.forge.name=Forge",
-        f'model_providers.forge.base_url="{base_url}/v1"',
-        "model_providers.forge.env_key=FORGE_KEY",
-        "model_providers.forge.wire_api=responses",
-        "model_providers.forge.stream_max_retries=0",
-        "model_providers.forge.request_max_retries=0",
-    ]
-    argv = [
-        str(binary("codex")),
-        "exec",
-        "--skip-git-repo-check",
-        "--json",
-        "--dangerously-bypass-approvals-and-sandbox",
-    ]
-    for feature in ("plugins", "remote_plugin", "apps", "tool_suggest"):
-        argv += ["--disable", feature]
-    for setting in settings:
-        argv += ["-c", setting]
-    return [*argv, TASK], env
+    return [str(binary("codex")), *codex_args(f"{base_url}/v1"), TASK], env
 
 
 def _openclaw(run: Path, base_url: str, key: str) -> tuple[list[str], dict[str, str]]:
-    model = {
-        "id": "forge-policy",
-        "name": "Forge",
-        "reasoning": False,
-        "input": ["text"],
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 128000,
-        "maxTokens": 4096,
-    }
-    provider = {"baseUrl": base_url + "/v1", "apiKey": key, "api": "openai-completions", "models": [model]}
     config = run / "openclaw.json"
-    config.write_text(
-        json.dumps(
-            {
-                "models": {"mode": "replace", "providers": {"forge": provider}},
-                "agents": {"defaults": {"model": {"primary": "forge/forge-policy"}}},
-            }
-        )
-    )
+    config.write_text(json.dumps(openclaw_config(base_url + "/v1", key)))
     home = run / "home"
     env = isolated_env(run, OPENCLAW_HOME=str(home), OPENCLAW_STATE_DIR=str(home / ".openclaw"))
-    argv = [
-        str(binary("openclaw")),
-        "agent",
-        "exec",
-        TASK,
-        "--config",
-        str(config),
-        "--model",
-        "forge/forge-policy",
-        "--cwd",
-        str(run / "work"),
-        "--json",
-        "--timeout",
-        "120",
-    ]
+    argv = [str(binary("openclaw")), *openclaw_args(TASK, config, run / "work")]
     return argv, env
 
 
