@@ -1,0 +1,58 @@
+"""A real browser for web agents: Playwright-driven Chromium episodes with the MolmoWeb action set.
+
+`WebEnv` is one episode (its own context, 1280x720, en-US, UTC, a host allow-list); `ACTIONS` holds the
+MolmoWeb JSON actions; `browser_tools()` exposes them to Inspect agents; every step is recorded in a
+`Trajectory` (screenshots + actions) for scorers and judges. Playwright is an optional dependency
+(`pip install 'forge-eval[web]'`); importing this package does not need it.
+"""
+
+from forge_eval.benchmarks.services._app import WORLD_HEADER
+from forge_eval.benchmarks.web._actions import ACTIONS, Action, ActionError, ActionSpec, parse_action
+from forge_eval.benchmarks.web._binding import bind_env, current_env, unbind_env
+from forge_eval.benchmarks.web._config import (
+    EXECUTABLE_ENV,
+    BrowserConfig,
+    BrowserUnavailableError,
+    find_executable,
+    require_playwright,
+)
+from forge_eval.benchmarks.web._env import BrowserCrashedError, BrowserSession, WebEnv
+from forge_eval.benchmarks.web._tools import browser_tools, observation_content
+from forge_eval.benchmarks.web._trajectory import Observation, Step, Trajectory
+
+__all__ = [
+    "ACTIONS",
+    "EXECUTABLE_ENV",
+    "WORLD_HEADER",
+    "Action",
+    "ActionError",
+    "ActionSpec",
+    "BrowserConfig",
+    "BrowserCrashedError",
+    "BrowserSession",
+    "BrowserUnavailableError",
+    "Observation",
+    "Step",
+    "Trajectory",
+    "WebEnv",
+    "bind_env",
+    "browser_requirements",
+    "browser_tools",
+    "current_env",
+    "find_executable",
+    "observation_content",
+    "parse_action",
+    "require_playwright",
+    "unbind_env",
+]
+
+
+def browser_requirements(config: BrowserConfig | None = None) -> list[str]:
+    """What is missing to run a browser here (Playwright, a Chromium), one message each."""
+    missing = []
+    for check in (require_playwright, lambda: find_executable(config or BrowserConfig())):
+        try:
+            check()
+        except BrowserUnavailableError as e:
+            missing.append(str(e))
+    return missing

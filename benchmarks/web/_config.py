@@ -1,0 +1,128 @@
+"""Which browser to launch and how: executable discovery, flags, viewport, network policy."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from forge_eval._errors import ForgeError
+
+#: Environment variable that names the browser binary to launch (takes precedence over discovery).
+EXECUTABLE_ENV = "FORGE_BROWSER"
+#: Hosts every episode may reach even when offline.
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
+
+# The distro's real binaries, not the /usr/bin/chromium shell wrapper (it adds flags and prints a
+# warning from its /dev/shm check); headless-shell first because it launches 2-3x faster.
+_SYSTEM_CANDIDATES = {
+    True: (
+        "/usr/lib/chromium/chromium-headless-shell",
+        "chromium-headless-shell",
+        "/usr/lib/chromium/chromium",
+        "chromium",
+    ),
+    False: ("/usr/lib/chromium/chromium", "chromium", "google-chrome"),
+}
+
+# Background networking off so that an offline run makes no requests of its own (and stays hermetic).
+BASE_FLAGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+
+
+class BrowserUnavailableError(ForgeError):
+    """No usable browser (or no Playwright) on this machine."""
+
+
+@dataclass(frozen=True)
+class BrowserConfig:
+    """How episodes see the web.
+
+    Attributes:
+        executable: Browser binary; None = `$FORGE_BROWSER`, else Playwright's own, else system Chromium.
+        headless_shell: Prefer chromium-headless-shell (faster) over full Chromium (higher fidelity).
+        width, height: Viewport in CSS pixels (the MolmoWeb protocol uses 1280x720).
+        locale, timezone: Fixed so that dates and number formats do not depend on the host.
+        offline: Only `allowed_hosts` and local hosts resolve; everything else fails fast.
+        allowed_hosts: Hosts an episode may load (None = any host when online, local hosts when offline).
+        host_map: Real hostname -> local base URL; requests to the hostname are served by the local site
+            while the address bar keeps the real URL (so official start URLs run against local clones).
+        settle_ms: Pause after each action before waiting for the page to be quiet.
+        step_timeout_s: Upper bound on one action plus its settle.
+    """
+
+    executable: str | None = None
+    headless_shell: bool = True
+    width: int = 1280
+    height: int = 720
+    locale: str = "en-US"
+    timezone: str = "UTC"
+    offline: bool = True
+    allowed_hosts: tuple[str, ...] | None = None
+    host_map: dict[str, str] = field(default_factory=dict)
+    settle_ms: int = 50
+    step_timeout_s: float = 30.0
+
+    def launch_args(self) -> list[str]:
+        args = list(BASE_FLAGS)
+        if self.offline:
+            excluded = ", ".join(f"EXCLUDE {h}" for h in LOCAL_HOSTS)
+            args.append(f"--host-resolver-rules=MAP * ~NOTFOUND, {excluded}")
+        return args
+
+    def host_allowed(self, host: str) -> bool:
+        """Whether an episode may load `host` (mapped hosts are served locally, so always allowed)."""
+        if host in LOCAL_HOSTS or host in self.host_map:
+            return True
+        if self.allowed_hosts is not None:
+            return host in self.allowed_hosts
+        return not self.offline
+
+
+def find_executable(config: BrowserConfig) -> str | None:
+    """The browser binary to launch, or None to let Playwright use the browser it manages."""
+    explicit = config.executable or os.environ.get(EXECUTABLE_ENV)
+    if explicit:
+        path = shutil.which(explicit) or (explicit if Path(explicit).is_file() else None)
+        if path is None:
+            raise BrowserUnavailableError(
+                f"the configured browser '{explicit}' does not exist",
+                hint=f"point {EXECUTABLE_ENV} (or the executable option) at a Chromium binary",
+            )
+        return path
+    if _playwright_browser_installed():
+        return None
+    for candidate in _SYSTEM_CANDIDATES[config.headless_shell]:
+        path = shutil.which(candidate) or (candidate if Path(candidate).is_file() else None)
+        if path:
+            return path
+    raise BrowserUnavailableError(
+        "no Chromium found (no $FORGE_BROWSER, no Playwright-managed browser, no system Chromium)",
+        hint="on Debian: apt-get install chromium chromium-headless-shell (scripts/setup.d/50-chromium.sh)",
+    )
+
+
+def _playwright_browser_installed() -> bool:
+    """Whether `playwright install chromium` has put a browser in Playwright's cache."""
+    root = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or Path.home() / ".cache" / "ms-playwright")
+    return any(root.glob("chromium*/chrome-linux*/*chrom*")) if root.is_dir() else False
+
+
+def require_playwright() -> None:
+    """Fail with an install hint when the optional Playwright dependency is missing."""
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        raise BrowserUnavailableError(
+            "the web benchmarks need Playwright, which is not installed",
+            hint="pip install 'forge-eval[web]' (and a Chromium: apt-get install chromium-headless-shell)",
+        ) from None

@@ -1,0 +1,368 @@
+"""`WebEnv`: one browser episode (one Playwright context) with MolmoWeb actions, settling and recording.
+
+Episodes on one event loop share a browser (`BrowserSession`): a context costs ~23 MB and ~100 ms, a
+browser launch more, and Playwright objects are bound to the loop that created them (Inspect makes a new
+loop per `eval()`), so the session is keyed by loop and closed when its last episode ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit
+
+from forge_eval._errors import ForgeError
+from forge_eval.benchmarks.services._app import WORLD_HEADER
+from forge_eval.benchmarks.web._actions import Action, ActionError, parse_action
+from forge_eval.benchmarks.web._config import BrowserConfig, find_executable, require_playwright
+from forge_eval.benchmarks.web._trajectory import Observation, Step, Trajectory
+
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Request, Route
+
+log = logging.getLogger(__name__)
+
+
+_TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+_NAVIGATION_RACE = ("Execution context was destroyed", "navigation", "Cannot find context")
+
+# Visible interactive elements, numbered in document order, with their centre in viewport pixels.
+_ELEMENTS_JS = """() => {
+  const sel = 'a[href], button, input, select, textarea, [role=button], [role=link], [role=tab],'
+    + ' [role=checkbox], [onclick], summary';
+  const out = [];
+  for (const el of document.querySelectorAll(sel)) {
+    const r = el.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1 || r.bottom < 0 || r.right < 0
+        || r.top > innerHeight || r.left > innerWidth) continue;
+    const st = getComputedStyle(el);
+    if (st.visibility === 'hidden' || st.display === 'none') continue;
+    const name = (el.getAttribute('aria-label') || el.innerText || el.value || el.placeholder
+      || el.title || el.name || '').trim().replace(/\\s+/g, ' ').slice(0, 60);
+    const role = el.getAttribute('role') || (el.tagName === 'INPUT' ? 'input:' + el.type
+      : el.tagName.toLowerCase());
+    out.push({id: out.length, role, name, x: Math.round(r.left + r.width / 2),
+              y: Math.round(r.top + r.height / 2)});
+  }
+  return out;
+}"""
+
+
+class BrowserCrashedError(ForgeError):
+    """The browser or the page's renderer died: the episode cannot continue (the sample is an error)."""
+
+
+class BrowserSession:
+    """A Playwright driver and one launched browser, shared by the episodes of one event loop."""
+
+    _sessions: ClassVar[dict[tuple[int, str | None, tuple[str, ...]], BrowserSession]] = {}
+
+    def __init__(self, key: tuple[int, str | None, tuple[str, ...]]) -> None:
+        self._key = key
+        self.playwright: Playwright | None = None
+        self.browser: Browser | None = None
+        self.users = 0
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def acquire(cls, config: BrowserConfig) -> BrowserSession:
+        require_playwright()
+        executable = find_executable(config)
+        key = (id(asyncio.get_running_loop()), executable, tuple(config.launch_args()))
+        session = cls._sessions.get(key)
+        if session is None or (session.browser is not None and not session.browser.is_connected()):
+            session = cls._sessions[key] = BrowserSession(key)
+        session.users += 1
+        try:
+            await session._start(executable, config)
+        except BaseException:
+            await session.release()
+            raise
+        return session
+
+    async def _start(self, executable: str | None, config: BrowserConfig) -> None:
+        from playwright.async_api import Error, async_playwright
+
+        async with self._lock:
+            if self.browser is not None:
+                return
+            self.playwright = await async_playwright().start()
+            try:
+                self.browser = await self.playwright.chromium.launch(
+                    executable_path=executable, headless=True, args=config.launch_args()
+                )
+            except Error as e:
+                await self.playwright.stop()
+                self.playwright = None
+                raise BrowserCrashedError(
+                    f"cannot launch the browser {executable or '(Playwright-managed)'}: {e.message}",
+                    hint="check the binary runs (`chromium-headless-shell --version`) or set $FORGE_BROWSER",
+                ) from None
+
+    async def release(self) -> None:
+        """Leave the session; the last episode out closes the browser and the driver."""
+        self.users -= 1
+        if self.users > 0:
+            return
+        if self._sessions.get(self._key) is self:
+            del self._sessions[self._key]
+        async with self._lock:
+            for closer in (self.browser, self.playwright):
+                if closer is None:
+                    continue
+                try:
+                    await (closer.close() if closer is self.browser else closer.stop())  # type: ignore[union-attr]
+                except Exception as e:  # a crashed browser cannot be closed cleanly; nothing is lost
+                    log.debug("closing the browser session: %s", e)
+            self.browser = self.playwright = None
+
+
+class WebEnv:
+    """One browser episode: its own context (cookies, storage, tabs), actions, observations, trajectory.
+
+    Args:
+        config: Browser settings (viewport, locale, network policy).
+        world: Id sent to the local sites in `X-Forge-World`, so concurrent episodes get separate state.
+        aria: Include the ARIA snapshot in observations (and the trajectory).
+        elements: Include the numbered list of visible interactive elements in observations.
+    """
+
+    def __init__(
+        self,
+        config: BrowserConfig | None = None,
+        world: str | None = None,
+        aria: bool = True,
+        elements: bool = False,
+    ) -> None:
+        self.config = config or BrowserConfig()
+        self.world = world
+        self.aria = aria
+        self.elements = elements
+        self.trajectory = Trajectory(task="", start_url="")
+        self.done = False
+        self._session: BrowserSession | None = None
+        self._context: BrowserContext | None = None
+        self._pages: list[Page] = []
+        self._active = 0
+        self._crash: str | None = None
+
+    # ----- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self, start_url: str = "about:blank", task: str = "") -> Observation:
+        """Open the episode's context at `start_url` and return the first observation."""
+        self._session = await BrowserSession.acquire(self.config)
+        browser = self._session.browser
+        assert browser is not None
+        browser.on("disconnected", lambda _: self._crashed("the browser process exited"))
+        headers = {WORLD_HEADER: self.world} if self.world else None
+        async with self._guard():
+            self._context = await browser.new_context(
+                viewport={"width": self.config.width, "height": self.config.height},
+                locale=self.config.locale,
+                timezone_id=self.config.timezone,
+                extra_http_headers=headers,
+            )
+            self._context.set_default_timeout(self.config.step_timeout_s * 1000)
+            self._context.on("page", self._on_page)
+            if self.config.host_map or self.config.allowed_hosts is not None:
+                await self._context.route("**/*", self._route)
+            page = await self._context.new_page()
+            self._active = self._pages.index(page)
+        self.trajectory = Trajectory(task=task, start_url=start_url)
+        if start_url != "about:blank":
+            try:
+                await self.goto(start_url)
+            except ActionError as e:
+                raise ForgeError(f"the start page {start_url} did not load: {e}") from None
+        obs = await self.observe()
+        start = {"name": "start", "url": start_url}
+        self.trajectory.initial = Step(start, obs.url, obs.title, obs.screenshot, obs.aria)
+        return obs
+
+    async def close(self) -> None:
+        if self._context is not None:
+            try:
+                await self._context.close()
+            except Exception as e:  # already gone with a crashed browser
+                log.debug("closing the episode context: %s", e)
+            self._context = None
+        if self._session is not None:
+            await self._session.release()
+            self._session = None
+
+    async def __aenter__(self) -> WebEnv:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ----- tabs and navigation ---------------------------------------------------------------------
+
+    @property
+    def page(self) -> Page:
+        if not self._pages:
+            raise BrowserCrashedError("the episode has no open tab (the browser closed it)")
+        return self._pages[self._active]
+
+    def _on_page(self, page: Page) -> None:
+        # A tab opened by the page (target=_blank, window.open) becomes the active one, as in a browser.
+        self._pages.append(page)
+        self._active = len(self._pages) - 1
+        page.on("close", self._on_close)
+        page.on("crash", lambda _: self._crashed("the page's renderer crashed"))
+
+    def _on_close(self, page: Page) -> None:
+        if page in self._pages:
+            index = self._pages.index(page)
+            self._pages.remove(page)
+            if self._active >= index and self._active > 0:
+                self._active -= 1
+
+    def _crashed(self, reason: str) -> None:
+        self._crash = self._crash or reason
+
+    async def goto(self, url: str) -> None:
+        from playwright.async_api import Error
+
+        try:
+            await self.page.goto(url, wait_until="load")
+        except Error as e:
+            if self._crash:
+                raise BrowserCrashedError(f"browser crashed: {self._crash}") from None
+            raise ActionError(f"cannot load {url}: {e.message.splitlines()[0]}") from None
+
+    async def new_tab(self, url: str | None = None) -> None:
+        assert self._context is not None
+        await self._context.new_page()
+        if url:
+            await self.goto(url)
+
+    def focus_tab(self, index: int) -> None:
+        if not 0 <= index < len(self._pages):
+            raise ActionError(f"no tab {index}; open tabs are 0..{len(self._pages) - 1}")
+        self._active = index
+
+    async def close_tab(self) -> None:
+        if len(self._pages) == 1:
+            raise ActionError("cannot close the last tab")
+        await self.page.close()
+
+    async def _route(self, route: Route, request: Request) -> None:
+        parts = urlsplit(request.url)
+        host = parts.hostname or ""
+        if host in self.config.host_map:
+            local = self.config.host_map[host].rstrip("/") + (parts.path or "/")
+            local += f"?{parts.query}" if parts.query else ""
+            response = await route.fetch(url=local)
+            await route.fulfill(response=response)
+        elif parts.scheme in ("http", "https") and not self.config.host_allowed(host):
+            await route.abort("blockedbyclient")
+        else:
+            await route.continue_()
+
+    # ----- steps ------------------------------------------------------------------------------------
+
+    async def step(self, action: Action | dict[str, Any], thought: str | None = None) -> Observation:
+        """Perform `action`, let the page settle, observe, and record the step.
+
+        A failed action (a bad argument, a page that will not load) is recorded with its error and the
+        episode goes on; a crashed browser raises `BrowserCrashedError`.
+        """
+        if self.done:
+            raise ActionError("the episode has ended (an answer or an infeasibility report was sent)")
+        try:
+            parsed = action if isinstance(action, Action) else parse_action(action)
+        except ActionError as e:
+            obs = await self.observe()
+            self._record(action if isinstance(action, dict) else {"name": "?"}, obs, thought, str(e))
+            return obs
+        error = None
+        try:
+            async with self._guard():
+                await asyncio.wait_for(self._perform(parsed), self.config.step_timeout_s)
+        except ActionError as e:
+            error = str(e)
+        except TimeoutError:
+            error = f"the action did not finish within {self.config.step_timeout_s:.0f} s"
+        if parsed.name == "send_msg_to_user":
+            self.trajectory.answer = parsed.args["msg"]
+        elif parsed.name == "report_infeasible":
+            self.trajectory.infeasible = parsed.args["reason"]
+        self.done = parsed.spec.terminal
+        obs = await self.observe()
+        self._record(parsed.to_dict(), obs, thought, error)
+        return obs
+
+    async def _perform(self, action: Action) -> None:
+        await action.spec.run(self, action.args)
+        if not action.spec.passive:
+            await self.settle()
+
+    def _record(
+        self, action: dict[str, Any], obs: Observation, thought: str | None, error: str | None
+    ) -> None:
+        step = Step(action, obs.url, obs.title, obs.screenshot, obs.aria, thought, error)
+        self.trajectory.steps.append(step)
+
+    async def settle(self) -> None:
+        """Wait out what an action started: a short pause, the load event, then two painted frames."""
+        from playwright.async_api import Error
+
+        await asyncio.sleep(self.config.settle_ms / 1000)
+        for _ in range(3):
+            try:
+                # self.page is re-read each time: a tab the action opened becomes the active one.
+                await self.page.wait_for_load_state("load")
+                await self.page.evaluate(_TWO_FRAMES)
+                return
+            except Error as e:
+                if self._crash or not any(m in e.message for m in _NAVIGATION_RACE):
+                    raise
+                await asyncio.sleep(self.config.settle_ms / 1000)
+
+    async def observe(self) -> Observation:
+        """Screenshot, URL, title, tabs (and ARIA / elements when enabled) of the active tab."""
+        from playwright.async_api import Error
+
+        for attempt in range(3):
+            try:
+                async with self._guard():
+                    return await self._observe()
+            except Error as e:
+                # A navigation the action started can replace the document under us; wait and retry.
+                if attempt == 2 or not any(m in e.message for m in _NAVIGATION_RACE):
+                    raise
+                await self.settle()
+        raise AssertionError("unreachable")
+
+    async def _observe(self) -> Observation:
+        page = self.page
+        screenshot = await page.screenshot(type="png")
+        aria = await page.locator("body").aria_snapshot() if self.aria else None
+        elements = await page.evaluate(_ELEMENTS_JS) if self.elements else None
+        tabs = [
+            {"index": i, "url": p.url, "title": await p.title(), "active": i == self._active}
+            for i, p in enumerate(self._pages)
+        ]
+        if page is not self.page:  # a tab opened while we looked: observe the new active tab
+            await self.settle()
+            return await self._observe()
+        return Observation(page.url, await page.title(), tabs, screenshot, aria, elements)
+
+    @asynccontextmanager
+    async def _guard(self) -> AsyncIterator[None]:
+        """Turn Playwright errors after a crash into `BrowserCrashedError` (the sample ends as an error)."""
+        from playwright.async_api import Error
+
+        if self._crash:
+            raise BrowserCrashedError(f"browser crashed: {self._crash}")
+        try:
+            yield
+        except Error as e:
+            if self._crash or "closed" in e.message or "crash" in e.message.lower():
+                reason = self._crash or e.message.splitlines()[0]
+                raise BrowserCrashedError(f"browser crashed: {reason}") from None
+            raise

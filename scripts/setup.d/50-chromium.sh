@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The browser the web benchmarks (weblab, WebVoyager, Online-Mind2Web) and the report tests drive: Debian's
+# Chromium and its headless shell (Playwright's own browser download is not reachable from CI), fonts so pages
+# and screenshots render text, tesseract for the text-only judge's OCR, and the `web` extra (Playwright's Python
+# driver, python-multipart for the sites' forms) in the venv. Test-only: `make run` needs no browser.
+# Idempotent: skips apt and pip when everything is present.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+VENV="${VENV:-.venv}"
+
+APT_PACKAGES=(chromium chromium-headless-shell fonts-dejavu-core fonts-liberation2 tesseract-ocr tesseract-ocr-eng)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing browser packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "browser packages already installed"
+fi
+
+if "$VENV/bin/python" -c "import playwright, multipart" 2>/dev/null; then
+  echo "playwright already installed"
+else
+  "$VENV/bin/python" -m pip install --disable-pip-version-check -q 'playwright>=1.44' 'python-multipart>=0.0.9'
+fi

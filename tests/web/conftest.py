@@ -1,0 +1,97 @@
+"""Web tests need Playwright and a Chromium (scripts/setup.d/50-chromium.sh); they skip without them."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse
+from starlette.routing import Route
+
+from forge_eval.benchmarks.web import browser_requirements
+
+_missing = browser_requirements()
+if _missing:
+    pytest.skip("no browser here: " + "; ".join(_missing), allow_module_level=True)
+
+# One page with a target for every action; each handler writes what happened into #log.
+TEST_PAGE = """<!doctype html><html><head><title>Action test page</title>
+<style>body{margin:0;font:16px sans-serif} #scrollbox{position:absolute;left:700px;top:20px;width:200px;
+height:100px;overflow:auto;border:1px solid #000} .abs{position:absolute}</style></head><body>
+<button id="btn" class="abs" style="left:20px;top:20px;width:120px;height:40px">Click me</button>
+<div id="hover" class="abs" style="left:200px;top:20px;width:120px;height:40px;background:#eee">Hover</div>
+<input id="text" class="abs" style="left:20px;top:100px;width:200px;height:30px" placeholder="type here">
+<div id="drag" class="abs" style="left:400px;top:20px;width:60px;height:60px;background:#f99">drag</div>
+<a id="next" class="abs" href="/second" style="left:20px;top:160px">Next page</a>
+<a id="tab" class="abs" href="/second?tab=1" target="_blank" style="left:20px;top:200px">New tab</a>
+<a id="slow" class="abs" href="/slow" style="left:20px;top:240px">Slow page</a>
+<div id="scrollbox"><div style="height:1000px">inner</div></div>
+<pre id="log" class="abs" style="left:20px;top:300px"></pre>
+<div style="height:3000px"></div>
+<script>
+const log = m => document.getElementById('log').textContent += m + '\\n';
+btn.onclick = e => log(e.detail === 2 ? 'dblclick' : 'click');
+btn.oncontextmenu = e => { e.preventDefault(); log('rightclick'); };
+hover.onmouseenter = () => log('hover');
+text.onkeydown = e => { if (e.key === 'Enter') log('enter:' + text.value); };
+let dragging = false;
+drag.onmousedown = () => dragging = true;
+document.onmouseup = e => { if (dragging) log('drop:' + e.clientX + ',' + e.clientY); dragging = false; };
+window.onscroll = () => document.title = 'scrolled ' + Math.round(scrollY);
+scrollbox.onscroll = () => log('inner:' + scrollbox.scrollTop);
+</script></body></html>"""
+
+
+async def _page(request: Request) -> HTMLResponse:
+    return HTMLResponse(TEST_PAGE)
+
+
+async def _second(request: Request) -> HTMLResponse:
+    world = request.headers.get("x-forge-world", "")
+    return HTMLResponse(f"<html><head><title>Second</title></head><body><h1>Second page</h1>"
+                        f"<p id=w>world={world}</p></body></html>")
+
+
+async def _slow(request: Request) -> HTMLResponse:
+    import anyio
+
+    await anyio.sleep(0.6)
+    return HTMLResponse("<html><head><title>Slow done</title></head><body>slow</body></html>")
+
+
+async def _redirecting(request: Request) -> HTMLResponse:
+    # Navigates by script right after load: observations must survive the document being replaced.
+    return HTMLResponse("<html><head><title>Bounce</title></head><body><script>"
+                        "setTimeout(() => location.href = '/second', 30)</script></body></html>")
+
+
+async def _hello(request: Request) -> PlainTextResponse:
+    return PlainTextResponse("hello from the mapped site")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def test_site() -> Iterator[str]:
+    """A real HTTP server with the action test page, on 127.0.0.1."""
+    app = Starlette(routes=[Route("/", _page), Route("/second", _second), Route("/slow", _slow),
+                            Route("/bounce", _redirecting), Route("/hello", _hello)])
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(5)
