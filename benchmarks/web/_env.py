@@ -2,7 +2,8 @@
 
 Episodes on one event loop share a browser (`BrowserSession`): a context costs ~23 MB and ~100 ms, a
 browser launch more, and Playwright objects are bound to the loop that created them (Inspect makes a new
-loop per `eval()`), so the session is keyed by loop and closed when its last episode ends.
+loop per `eval()`), so the session is keyed by loop and closed a few seconds after its last episode
+ends (`LINGER_S`: sequential samples then reuse it instead of restarting the driver, 0.5-4 s each).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+
+LINGER_S = 5.0
 
 _TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
 _NAVIGATION_RACE = ("Execution context was destroyed", "navigation", "Cannot find context")
@@ -66,6 +69,7 @@ class BrowserSession:
         self.browser: Browser | None = None
         self.users = 0
         self._lock = asyncio.Lock()
+        self._closer: asyncio.TimerHandle | None = None
 
     @classmethod
     async def acquire(cls, config: BrowserConfig) -> BrowserSession:
@@ -76,6 +80,9 @@ class BrowserSession:
         if session is None or (session.browser is not None and not session.browser.is_connected()):
             session = cls._sessions[key] = BrowserSession(key)
         session.users += 1
+        if session._closer is not None:
+            session._closer.cancel()
+            session._closer = None
         try:
             await session._start(executable, config)
         except BaseException:
@@ -103,10 +110,33 @@ class BrowserSession:
                 ) from None
 
     async def release(self) -> None:
-        """Leave the session; the last episode out closes the browser and the driver."""
+        """Leave the session; `LINGER_S` after the last episode left, the browser and driver close."""
         self.users -= 1
         if self.users > 0:
             return
+        if self.browser is None or not self.browser.is_connected():
+            await self.close()
+            return
+        loop = asyncio.get_running_loop()
+        self._closer = loop.call_later(LINGER_S, lambda: loop.create_task(self._close_if_unused()))
+
+    async def _close_if_unused(self) -> None:
+        if self.users == 0:
+            await self.close()
+
+    @classmethod
+    async def close_all(cls) -> None:
+        """Close every session of the running loop now (call before the loop ends)."""
+        loop_id = id(asyncio.get_running_loop())
+        for key, session in list(cls._sessions.items()):
+            if key[0] == loop_id:
+                await session.close()
+
+    async def close(self) -> None:
+        """Close the browser and the driver (a crashed browser is just forgotten)."""
+        if self._closer is not None:
+            self._closer.cancel()
+            self._closer = None
         if self._sessions.get(self._key) is self:
             del self._sessions[self._key]
         async with self._lock:

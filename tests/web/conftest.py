@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from typing import Any, TypeVar
 
 import pytest
 import uvicorn
@@ -14,7 +16,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse
 from starlette.routing import Route
 
-from forge_eval.benchmarks.web import browser_requirements
+from forge_eval.benchmarks.web import BrowserSession, browser_requirements
+
+T = TypeVar("T")
 
 _missing = browser_requirements()
 if _missing:
@@ -95,3 +99,25 @@ def test_site() -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(5)
+
+
+class LoopRunner:
+    """Runs the tests' coroutines on one event loop, so they share one browser session (driver start
+    costs 0.5-4 s; each test still gets its own context)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def __call__(self, coro: Coroutine[Any, Any, T]) -> T:
+        return self.loop.run_until_complete(coro)
+
+    def close(self) -> None:
+        self.loop.run_until_complete(BrowserSession.close_all())
+        self.loop.close()
+
+
+@pytest.fixture(scope="session")
+def run() -> Iterator[LoopRunner]:
+    runner = LoopRunner()
+    yield runner
+    runner.close()

@@ -3,23 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 
 import pytest
 from PIL import Image
 
 from forge_eval.benchmarks.web import ActionError, BrowserConfig, BrowserCrashedError, WebEnv, parse_action
-
-
-def run(coro):  # noqa: ANN001, ANN201 - tests only
-    return asyncio.run(coro)
+from tests.web.conftest import LoopRunner
 
 
 async def _log(env: WebEnv) -> str:
     return await env.page.inner_text("#log")
 
 
-def test_every_action_on_the_test_page(test_site: str) -> None:
+def test_every_action_on_the_test_page(test_site: str, run: LoopRunner) -> None:
     async def main() -> None:
         async with WebEnv(world="w1", elements=True) as env:
             obs = await env.start(test_site + "/", task="exercise every action")
@@ -71,13 +69,14 @@ def test_every_action_on_the_test_page(test_site: str) -> None:
 
             traj = env.trajectory
             assert traj.task == "exercise every action" and len(traj.steps) >= 19
-            assert len(traj.screenshots) == len(traj.steps) + 1 and all(s.startswith(b"\x89PNG") for s in traj.screenshots)
+            assert len(traj.screenshots) == len(traj.steps) + 1
+            assert all(s.startswith(b"\x89PNG") for s in traj.screenshots)
             assert all(s.error is None for s in traj.steps)
 
     run(main())
 
 
-def test_bad_actions_are_recorded_not_fatal(test_site: str) -> None:
+def test_bad_actions_are_recorded_not_fatal(test_site: str, run: LoopRunner) -> None:
     async def main() -> None:
         async with WebEnv() as env:
             await env.start(test_site + "/")
@@ -97,7 +96,7 @@ def test_bad_actions_are_recorded_not_fatal(test_site: str) -> None:
         parse_action({"name": "goto"})
 
 
-def test_settle_waits_for_slow_and_scripted_navigation(test_site: str) -> None:
+def test_settle_waits_for_slow_and_scripted_navigation(test_site: str, run: LoopRunner) -> None:
     async def main() -> None:
         async with WebEnv() as env:
             await env.start(test_site + "/")
@@ -111,7 +110,7 @@ def test_settle_waits_for_slow_and_scripted_navigation(test_site: str) -> None:
     run(main())
 
 
-def test_offline_blocks_the_web_and_host_map_serves_local_clones(test_site: str) -> None:
+def test_offline_blocks_the_web_and_host_map_serves_local_clones(test_site: str, run: LoopRunner) -> None:
     async def main() -> None:
         async with WebEnv() as env:
             await env.start()
@@ -131,16 +130,14 @@ def test_offline_blocks_the_web_and_host_map_serves_local_clones(test_site: str)
     run(main())
 
 
-def test_crashed_browser_is_an_error(test_site: str) -> None:
+def test_crashed_browser_is_an_error(test_site: str, run: LoopRunner) -> None:
     async def main() -> None:
         env = WebEnv()
         await env.start(test_site + "/")
         assert env._session is not None and env._session.browser is not None
         cdp = await env._session.browser.new_browser_cdp_session()
-        try:
+        with contextlib.suppress(Exception):  # the connection dies with the browser
             await cdp.send("Browser.crash")
-        except Exception:  # noqa: BLE001 - the connection dies with the browser
-            pass
         with pytest.raises(BrowserCrashedError, match="browser crashed"):
             for _ in range(3):
                 await env.step({"name": "mouse_click", "x": 80, "y": 40})
