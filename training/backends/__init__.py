@@ -12,6 +12,15 @@ from forge_eval.training.backends._backend import (
     RolloutSpec,
     RolloutStatus,
 )
+from forge_eval.training.backends._sandbox import (
+    Sandbox,
+    SandboxLimits,
+    SandboxResult,
+    SandboxSpec,
+    SandboxStatus,
+    python_ro_binds,
+    start_sandbox,
+)
 from forge_eval.training.backends._test_double import InProcessTestBackend
 
 ROLLOUT_BACKENDS: Registry[type[RolloutBackend]] = Registry("rollout backend")
@@ -24,4 +33,11 @@ __all__ = [
     "RolloutOutcome",
     "RolloutSpec",
     "RolloutStatus",
+    "Sandbox",
+    "SandboxLimits",
+    "SandboxResult",
+    "SandboxSpec",
+    "SandboxStatus",
+    "python_ro_binds",
+    "start_sandbox",
 ]
