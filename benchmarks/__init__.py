@@ -6,6 +6,7 @@ from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
 
 def _load() -> None:
     # Importing a benchmark package registers it.
+    import forge_eval.benchmarks.claweval  # noqa: F401
     import forge_eval.benchmarks.forgelab  # noqa: F401
 
 

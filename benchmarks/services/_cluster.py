@@ -19,6 +19,8 @@ from typing import ClassVar
 import uvicorn
 
 from forge_eval._errors import ForgeError
+from forge_eval._registry import Registry
+from forge_eval.benchmarks.services._app import Service
 from forge_eval.benchmarks.services._servers import SERVICES
 
 HOST = "127.0.0.1"
@@ -35,14 +37,22 @@ class ServiceCluster:
     Args:
         services: Service names to run; None = every registered service.
         ports: Fixed port per service name; missing or 0 = a free port chosen by the OS.
+        catalog: The registry the names come from (default `SERVICES`; a benchmark with its own
+            services, such as Claw-Eval's mocks, passes its own).
     """
 
-    _shared: ClassVar[ServiceCluster | None] = None
+    _shared: ClassVar[dict[str, ServiceCluster]] = {}
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(self, services: Sequence[str] | None = None, ports: Mapping[str, int] | None = None) -> None:
-        names = list(services) if services is not None else SERVICES.names()
-        self._services = [SERVICES.get(n) for n in names]
+    def __init__(
+        self,
+        services: Sequence[str] | None = None,
+        ports: Mapping[str, int] | None = None,
+        catalog: Registry[Service] | None = None,
+    ) -> None:
+        catalog = catalog or SERVICES
+        names = list(services) if services is not None else catalog.names()
+        self._services = [catalog.get(n) for n in names]
         self._ports = dict(ports or {})
         self._urls: dict[str, str] = {}
         self._servers: list[uvicorn.Server] = []
@@ -51,15 +61,16 @@ class ServiceCluster:
         self._failure: BaseException | None = None
 
     @classmethod
-    def shared(cls) -> ServiceCluster:
-        """The process-wide cluster of all services, started on first use and stopped at exit."""
+    def shared(cls, catalog: Registry[Service] | None = None) -> ServiceCluster:
+        """The process-wide cluster of all services of `catalog`, started on first use, stopped at exit."""
+        catalog = catalog or SERVICES
         with cls._shared_lock:
-            if cls._shared is None:
-                cluster = cls()
+            if catalog.kind not in cls._shared:
+                cluster = cls(catalog=catalog)
                 cluster.start()
                 atexit.register(cluster.stop)
-                cls._shared = cluster
-            return cls._shared
+                cls._shared[catalog.kind] = cluster
+            return cls._shared[catalog.kind]
 
     @property
     def running(self) -> bool:

@@ -1,0 +1,247 @@
+"""Claw-Eval task data: `tasks/<id>/task.yaml` + fixtures, validated, and which tasks can run here.
+
+The schema follows the upstream task files (data v1.1.0). Fields the loader does not use are kept
+loosely typed; the ones scoring and the services need are validated, and a bad file is reported with
+its path and the offending field.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from forge_eval._errors import ForgeError
+from forge_eval.benchmarks._acquire import DataSource, locate_data
+from forge_eval.benchmarks.claweval._services import CLAW_SERVICES, endpoint_paths
+
+SOURCE = DataSource(
+    benchmark="claweval",
+    repo="claw-eval/claw-eval",
+    revision="9365e1a96ec084a5c8820cdf438e7fb4e1a83b90",
+    marker="tasks",
+    subdirs=("claw-eval_9365e1a", "claweval/claw-eval_9365e1a"),
+)
+
+CheckType = Literal["llm_judge", "keywords_present", "tool_called", "min_length", "categories_present"]
+
+
+class _Loose(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ServiceSpec(_Loose):
+    name: str
+    env: dict[str, Any] = {}
+
+
+class Prompt(_Loose):
+    text: str = Field(min_length=1)
+    language: str = "en"
+
+
+class ToolSpec(_Loose):
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+class ToolEndpoint(_Loose):
+    tool_name: str
+    url: str
+    method: Literal["POST", "GET"] = "POST"
+
+    @property
+    def path(self) -> str:
+        """The URL path (`/gmail/messages`); the host and port are the upstream's, not ours."""
+        return "/" + self.url.split("://", 1)[-1].split("/", 1)[-1]
+
+
+class Environment(_Loose):
+    timeout_seconds: int = Field(default=600, gt=0)
+    max_turns: int = Field(default=30, gt=0)
+
+
+class Check(_Loose):
+    type: CheckType
+    tool_name: str | None = None
+    min_calls: int = 1
+    keywords: list[str] = []
+    categories: list[str] = []
+    field: str = "final_text"
+    min_length: int = 0
+    description: str = ""
+    rubric: str = ""
+
+    @field_validator("keywords", "categories", mode="before")
+    @classmethod
+    def as_text(cls, value: Any) -> Any:
+        # YAML reads unquoted keywords such as 9:00 as numbers (T029zh); they are meant as text.
+        return [str(v) for v in value] if isinstance(value, list) else value
+
+
+class ScoringComponent(_Loose):
+    name: str
+    weight: float = Field(ge=0)
+    check: Check
+
+
+class SafetyCheck(_Loose):
+    type: str
+    tool_name: str | None = None
+    field: str | None = None
+    value: Any = None
+    description: str = ""
+
+
+class UserAgent(_Loose):
+    enabled: bool = False
+    max_rounds: int = 3
+
+
+class ClawTask(_Loose):
+    """One Claw-Eval task as written in its task.yaml."""
+
+    task_id: str
+    task_name: str = ""
+    category: str
+    difficulty: str = ""
+    tags: list[str] = []
+    services: list[ServiceSpec] = []
+    prompt: Prompt
+    tools: list[ToolSpec] = []
+    tool_endpoints: list[ToolEndpoint] = []
+    sandbox_files: list[str] = []
+    environment: Environment = Environment()
+    judge_rubric: str = ""
+    scoring_components: list[ScoringComponent] = []
+    safety_checks: list[SafetyCheck] = []
+    user_agent: UserAgent | None = None
+    reference_solution: str = ""
+
+    @property
+    def split(self) -> str:
+        """general (T*), multimodal (M*) or multi_turn (C*), as on the upstream dataset card."""
+        return {"T": "general", "M": "multimodal", "C": "multi_turn"}.get(self.task_id[:1], "general")
+
+    @property
+    def language(self) -> str:
+        return self.prompt.language
+
+
+def data_root(data_dir: Path | str | None = None) -> Path:
+    """The folder holding `tasks/`: `data_dir` (benchmark folder or upstream root), cache, or download."""
+    return locate_data(SOURCE, data_dir)
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(top level)"
+
+
+def load_task(path: Path) -> ClawTask:
+    """Parse and validate one task.yaml; errors name the file and the field."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise ForgeError(f"cannot read Claw-Eval task {path}: {e}") from None
+    if not isinstance(raw, dict):
+        raise ForgeError(f"Claw-Eval task {path} is not a YAML mapping")
+    try:
+        task = ClawTask.model_validate(raw)
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise ForgeError(
+            f"invalid Claw-Eval task {path}: field '{_field_path(first['loc'])}': {first['msg']}"
+            + (f" (and {e.error_count() - 1} more problems)" if e.error_count() > 1 else ""),
+            hint="fix the file or use an unmodified copy of the upstream data",
+        ) from None
+    tools = {t.name for t in task.tools}
+    for endpoint in task.tool_endpoints:
+        if endpoint.tool_name not in tools:
+            raise ForgeError(
+                f"invalid Claw-Eval task {path}: tool_endpoints names tool '{endpoint.tool_name}' "
+                f"that is not in tools ({', '.join(sorted(tools))})"
+            )
+    return task
+
+
+@cache
+def load_tasks(root: Path) -> tuple[ClawTask, ...]:
+    """Every task under `root/tasks`, in id order."""
+    files = sorted((root / "tasks").glob("*/task.yaml"))
+    if not files:
+        raise ForgeError(f"no Claw-Eval tasks under {root / 'tasks'} (expected tasks/<id>/task.yaml)")
+    return tuple(load_task(f) for f in files)
+
+
+def task_dir(root: Path, task: ClawTask) -> Path:
+    return root / "tasks" / task.task_id
+
+
+def resolve_file(root: Path, task: ClawTask, name: str) -> Path | None:
+    """A file a task names: relative to its own folder, or (some tasks reuse others' fixtures) to the root."""
+    for candidate in (task_dir(root, task) / name, root / name):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def fixture_files(root: Path, task: ClawTask) -> dict[str, Path]:
+    """Fixture file per service: the service's `*_FIXTURES` env path (relative to the upstream root),
+    else the one JSON file in `fixtures/<service>/`; services without one start empty."""
+    found: dict[str, Path] = {}
+    for service in task.services:
+        declared = next((v for k, v in service.env.items() if k.endswith("_FIXTURES")), None)
+        if declared:
+            found[service.name] = root / str(declared)
+            continue
+        candidates = sorted((task_dir(root, task) / "fixtures" / service.name).glob("*.json"))
+        if len(candidates) == 1:
+            found[service.name] = candidates[0]
+    return found
+
+
+def load_fixture(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise ForgeError(f"cannot read Claw-Eval fixture {path}: {e}") from None
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise ForgeError(f"Claw-Eval fixture {path} must be a JSON list of records")
+    return data
+
+
+def skip_reason(root: Path, task: ClawTask) -> str | None:
+    """Why this task cannot run here (None = it can), in words a report can show."""
+    names = {s.name for s in task.services}
+    if any(n.startswith("web_real") for n in names):
+        return "needs the live web and a SERP API key (web_real service)"
+    missing = sorted(names - set(CLAW_SERVICES.names()))
+    if missing:
+        return f"needs mock service(s) we do not implement: {', '.join(missing)}"
+    served = endpoint_paths()
+    unserved = sorted(e.tool_name for e in task.tool_endpoints if e.path not in served)
+    if unserved:
+        return f"tool(s) without an implemented endpoint: {', '.join(unserved)}"
+    no_endpoint = sorted({t.name for t in task.tools} - {e.tool_name for e in task.tool_endpoints})
+    if no_endpoint:
+        return f"needs the sandbox tools of the claw-eval Docker image: {', '.join(no_endpoint)}"
+    if not names:
+        return "needs the sandbox tools of the claw-eval Docker image (no mock services; media/file task)"
+    absent = [f for f in task.sandbox_files if resolve_file(root, task, f) is None]
+    if absent:
+        return (
+            f"fixture file(s) not in this data copy (media is published separately): {', '.join(absent[:3])}"
+        )
+    if not task.scoring_components:
+        return "no scoring_components: its grading exists only as upstream grader code"
+    if task.user_agent is not None and task.user_agent.enabled:
+        return "multi-turn task: needs the simulated user (not implemented)"
+    for service, path in fixture_files(root, task).items():
+        if not path.is_file():
+            return f"fixture of service {service} missing: {path}"
+    return None
