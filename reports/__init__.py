@@ -37,20 +37,35 @@ Entry points are loaded on first use of the registry, after the sections registe
 """
 
 from forge_eval.reports._build import REPORT_FILE, build_report
-from forge_eval.reports._results import MetricResult, RunResults, SeedEstimate, load_results
+from forge_eval.reports._results import (
+    JudgeInfo,
+    MetricResult,
+    ReferenceScores,
+    RunResults,
+    SeedEstimate,
+    SkippedTask,
+    SubsetInfo,
+    load_results,
+    write_results,
+)
 from forge_eval.reports._sections import REPORT_SECTIONS, Section, SectionFn, SectionRegistry
 from forge_eval.reports._svg import svg_figure
 
 __all__ = [
     "REPORT_FILE",
     "REPORT_SECTIONS",
+    "JudgeInfo",
     "MetricResult",
+    "ReferenceScores",
     "RunResults",
     "Section",
     "SectionFn",
     "SectionRegistry",
     "SeedEstimate",
+    "SkippedTask",
+    "SubsetInfo",
     "build_report",
     "load_results",
+    "write_results",
     "svg_figure",
 ]

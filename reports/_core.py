@@ -18,11 +18,11 @@ _MAX_ERROR_CHARS = 300
 def headline(results: RunResults, outcomes: TaskOutcomes | None) -> Section:
     """Metric | estimate | CI | per seed | tasks | trials, with the estimators as footnotes."""
     notes: dict[str, str] = {}
-    levels = {metric.confidence_level for metric in results.metrics}
+    levels = {metric.confidence_level for metric in results.metric_list}
     # One level (the usual case) goes in the header; mixed levels are stated in each cell.
     uniform = f"{_level(levels.pop())} CI" if len(levels) == 1 else None
     rows = []
-    for metric in results.metrics:
+    for metric in results.metric_list:
         # Letters, not digits: a digit after "pass@2" would read as part of the name.
         letter = notes.setdefault(metric.estimator, _letter(len(notes))) if metric.estimator else None
         note = f'<sup><a href="#estimator-{letter}">[{letter}]</a></sup>' if letter else ""
@@ -96,7 +96,8 @@ def seed_estimates(results: RunResults) -> Section:
         "the pooled estimate, the points the estimate from each seed alone. Seeds far outside the "
         "band point to seed-sensitive behavior.</p>"
     )
-    return Section("Per-seed estimates", caption + seeds_chart(results.metrics, results.seeds), "seeds")
+    chart = seeds_chart(results.metric_list, tuple(results.seeds))
+    return Section("Per-seed estimates", caption + chart, "seeds")
 
 
 def heatmap(outcomes: TaskOutcomes | None) -> Section:
@@ -203,7 +204,7 @@ def _unrecorded() -> str:
 
 def view_command(results: RunResults) -> str:
     """The shell command that opens this run's logs in Inspect's viewer."""
-    return f"inspect view --log-dir {shlex.quote(str(results.log_dir))}"
+    return f"inspect view --log-dir {shlex.quote(str(results.logs_path))}"
 
 
 def rebuild_command(results: RunResults) -> str:
@@ -211,9 +212,9 @@ def rebuild_command(results: RunResults) -> str:
 
 
 def logs(results: RunResults) -> Section:
-    where = f"<code>{esc(results.log_dir)}</code>"
-    if results.log_dir.is_dir():
-        count = len(list(results.log_dir.glob("*.eval")))
+    where = f"<code>{esc(results.logs_path)}</code>"
+    if results.logs_path.is_dir():
+        count = len(list(results.logs_path.glob("*.eval")))
         found = f"<p>Inspect logs: {where} ({count} <code>.eval</code> files).</p>"
     else:
         found = f'<p class="warning">The log directory {where} does not exist.</p>'

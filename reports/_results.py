@@ -1,16 +1,33 @@
-"""Read and validate `DIR/results.json`, the run summary written by `forge-eval run`.
+"""The `results.json` contract: one schema, written by `forge-eval run`, read by the report.
 
-Validation collects every problem before failing, so one message tells the user all that is wrong
-with the file instead of one field per attempt.
+`RunResults` is the whole file as pydantic models. The runner builds one and calls `write_results`;
+the report calls `load_results`, which validates the file and, on failure, lists every problem at
+once (one message tells the user all that is wrong instead of one field per attempt).
+
+Optional blocks (absent or null when they do not apply): `judge` (the LLM judge of the scores and
+whether it is the official one), `subset` (how many of the benchmark's tasks ran, and which were
+skipped here and why), `reference` (the paper's scores for this benchmark). Unknown top-level
+fields are kept and shown as recorded, so a newer runner's additions survive an older report.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+import os
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError
 
 from forge_eval._errors import ForgeError
 
@@ -21,147 +38,168 @@ _REGENERATE_HINT = (
 )
 
 
-@dataclass(frozen=True)
-class SeedEstimate:
+def _fraction(value: float | None) -> float | None:
+    """A value in [0, 1]; null (or NaN) stands for "could not be estimated" and is shown as n/a."""
+    if value is None or math.isnan(value):
+        return None
+    if not 0.0 <= value <= 1.0:
+        raise PydanticCustomError("outside_range", "{value} is outside [0, 1]", {"value": value})
+    return float(value)
+
+
+def _level(value: float) -> float:
+    if not 0.0 < value < 1.0:
+        raise PydanticCustomError("outside_range", "{value} is outside (0, 1)", {"value": value})
+    return value
+
+
+def _integers(value: Any) -> Any:
+    if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise PydanticCustomError("integer_list", "must be a list of integers")
+    return value
+
+
+Fraction = Annotated[float | None, AfterValidator(_fraction)]
+Integers = Annotated[list[int], BeforeValidator(_integers)]
+
+
+class _Model(BaseModel):
+    # Strict: "3" is not an integer and true is not a number; results.json is written by code.
+    model_config = ConfigDict(strict=True, extra="allow", protected_namespaces=())
+
+
+class SeedEstimate(_Model):
     """A metric's estimate from the trials of one seed."""
 
     seed: int
-    estimate: float | None
+    estimate: Fraction
 
 
-@dataclass(frozen=True)
-class MetricResult:
-    """One headline metric: the pooled estimate, its 95% CI and the per-seed estimates."""
+class MetricResult(_Model):
+    """One headline metric: the pooled estimate, its CI and the per-seed estimates.
 
-    name: str
-    estimate: float | None
-    ci_low: float | None
-    ci_high: float | None
-    per_seed: tuple[SeedEstimate, ...]
+    `name` is the metric's key in `metrics` (filled in on load, not written inside the object).
+    """
+
+    name: str = Field(default="", exclude=True)
+    estimate: Fraction
+    ci_low: Fraction
+    ci_high: Fraction
+    per_seed: list[SeedEstimate]
     n_tasks: int
     n_trials: int
     estimator: str
-    confidence_level: float = 0.95
+    confidence_level: Annotated[float, AfterValidator(_level)] = 0.95
     standard_error: float | None = None
 
 
-@dataclass(frozen=True)
-class RunResults:
-    """The validated contents of `results.json`; `log_dir` is absolute."""
+class JudgeInfo(_Model):
+    """The LLM judge behind the scores; `comparable` is False when it is not the official judge."""
 
-    run_dir: Path
+    model: str
+    role: str
+    prompt_sha256: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    comparable: bool
+    note: str | None = None
+
+
+class SkippedTask(_Model):
+    task_id: str
+    reason: str
+
+
+class SubsetInfo(_Model):
+    """Which of the benchmark's tasks ran: skipped ones are listed with a reason, never scored 0."""
+
+    n_total: int
+    n_run: int
+    skipped: list[SkippedTask] = Field(default_factory=list)
+
+
+class ReferenceScores(_Model):
+    """Scores the paper reports for this benchmark (metric name -> value), and where from."""
+
+    scores: dict[str, float]
+    source: str | None = None
+
+
+class RunResults(_Model):
+    """The contents of `results.json`."""
+
     benchmark: str
     model: str
     harness: str
-    seeds: tuple[int, ...]
+    seeds: Integers
     epochs: int
-    status: str
-    metrics: tuple[MetricResult, ...]
-    log_dir: Path
+    status: Literal["complete", "partial"]
+    metrics: dict[str, MetricResult]
     threshold: float | None = None
-    versions: dict[str, str] = field(default_factory=dict)
+    n_tasks: int | None = None
+    versions: dict[str, str] = Field(default_factory=dict)
     git_revision: str | None = None
     command: str | None = None
     created: str | None = None
-    n_tasks: int | None = None
-    # Top-level fields this version does not know (e.g. task options); shown as recorded.
-    extra: dict[str, Any] = field(default_factory=dict)
+    log_dir: str = "logs"
+    task_options: dict[str, Any] = Field(default_factory=dict)
+    model_base_url: str | None = None
+    data_dir: str | None = None
+    deterministic: bool = False
+    judge: JudgeInfo | None = None
+    subset: SubsetInfo | None = None
+    reference: ReferenceScores | None = None
+
+    _run_dir: Path = PrivateAttr(default=Path("."))
+
+    def model_post_init(self, context: Any) -> None:
+        for name, metric in self.metrics.items():
+            metric.name = name
+
+    def at(self, run_dir: Path) -> RunResults:
+        """Bind these results to the run directory they were read from (paths resolve against it)."""
+        self._run_dir = run_dir
+        return self
+
+    @property
+    def run_dir(self) -> Path:
+        return self._run_dir
+
+    @property
+    def logs_path(self) -> Path:
+        """The run's Inspect log directory, absolute."""
+        return (self._run_dir / self.log_dir).resolve()
 
     @property
     def partial(self) -> bool:
         return self.status != "complete"
 
+    @property
+    def metric_list(self) -> tuple[MetricResult, ...]:
+        """The metrics in display order (see `metric_order`)."""
+        return tuple(sorted(self.metrics.values(), key=lambda m: metric_order(m.name)))
 
-_KNOWN_FIELDS = frozenset(
-    {"benchmark", "model", "harness", "seeds", "epochs", "threshold", "versions", "git_revision", "command"}
-    | {"created", "log_dir", "n_tasks", "status", "metrics"}
-)
-
-
-class _Checker:
-    """Typed field access on a JSON object that records problems instead of raising at the first."""
-
-    def __init__(self) -> None:
-        self.problems: list[str] = []
-
-    def get(self, obj: dict[str, Any], key: str, where: str, kind: str, required: bool = True) -> Any:
-        label = f"{where}{key}"
-        if key not in obj or (obj[key] is None and not required):
-            if required:
-                self.problems.append(f"'{label}' is missing")
-            return None
-        value = obj[key]
-        if not _is_kind(value, kind):
-            self.problems.append(f"'{label}' must be {kind}, got {json.dumps(value)[:60]}")
-            return None
-        return value
-
-    def fraction(self, obj: dict[str, Any], key: str, where: str) -> float | None:
-        """A value in [0, 1]; null stands for "could not be estimated" and is shown as n/a."""
-        value = self.get(obj, key, where, "a number", required=False)
-        if key not in obj:
-            self.problems.append(f"'{where}{key}' is missing")
-        if value is None or math.isnan(value):
-            return None
-        if not 0.0 <= value <= 1.0:
-            self.problems.append(f"'{where}{key}' = {value} is outside [0, 1]")
-            return None
-        return float(value)
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Recorded options and fields this version does not know, shown as recorded."""
+        recorded = {
+            key: getattr(self, key)
+            for key in ("task_options", "model_base_url", "data_dir")
+            if getattr(self, key)
+        }
+        return {**recorded, **(self.model_extra or {})}
 
 
-def _is_kind(value: Any, kind: str) -> bool:
-    is_int = isinstance(value, int) and not isinstance(value, bool)
-    checks = {
-        "a string": isinstance(value, str),
-        "an integer": is_int,
-        "a number": is_int or isinstance(value, float),
-        "an object": isinstance(value, dict),
-        "a list": isinstance(value, list),
-        "a list of integers": isinstance(value, list)
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
-    }
-    return checks[kind]
-
-
-def _metric(check: _Checker, name: str, raw: Any) -> MetricResult | None:
-    where = f"metrics.{name}."
-    if not isinstance(raw, dict):
-        check.problems.append(f"'metrics.{name}' must be an object")
-        return None
-    per_seed: list[SeedEstimate] = []
-    for i, entry in enumerate(check.get(raw, "per_seed", where, "a list") or []):
-        item_where = f"{where}per_seed[{i}]."
-        if not isinstance(entry, dict):
-            check.problems.append(f"'{item_where[:-1]}' must be an object")
-            continue
-        seed = check.get(entry, "seed", item_where, "an integer")
-        if seed is not None:
-            per_seed.append(SeedEstimate(seed, check.fraction(entry, "estimate", item_where)))
-    return MetricResult(
-        name=name,
-        estimate=check.fraction(raw, "estimate", where),
-        ci_low=check.fraction(raw, "ci_low", where),
-        ci_high=check.fraction(raw, "ci_high", where),
-        per_seed=tuple(per_seed),
-        n_tasks=check.get(raw, "n_tasks", where, "an integer") or 0,
-        n_trials=check.get(raw, "n_trials", where, "an integer") or 0,
-        estimator=check.get(raw, "estimator", where, "a string") or "",
-        confidence_level=_level(check, raw, where),
-        standard_error=check.get(raw, "standard_error", where, "a number", required=False),
-    )
-
-
-def _level(check: _Checker, raw: dict[str, Any], where: str) -> float:
-    level = check.get(raw, "confidence_level", where, "a number", required=False)
-    if level is None:
-        return 0.95
-    if not 0.0 < level < 1.0:
-        check.problems.append(f"'{where}confidence_level' = {level} is outside (0, 1)")
-    return float(level)
+def write_results(run_dir: Path, results: RunResults) -> Path:
+    """Write `run_dir/results.json` (write then rename: a crash never leaves a torn file)."""
+    target = run_dir / RESULTS_FILE
+    partial = target.with_name(f".{RESULTS_FILE}.tmp")
+    partial.write_text(results.model_dump_json(indent=2), encoding="utf-8")
+    os.replace(partial, target)
+    return target
 
 
 def load_results(run_dir: Path) -> RunResults:
-    """Load `run_dir/results.json`.
+    """Load and validate `run_dir/results.json`.
 
     Raises:
         ForgeError: the file is missing, is not JSON, or lacks/mistypes fields; the message lists
@@ -176,43 +214,61 @@ def load_results(run_dir: Path) -> RunResults:
         raise ForgeError(f"{path} is not valid JSON: {e}", _REGENERATE_HINT) from None
     if not isinstance(raw, dict):
         raise ForgeError(f"{path} must hold a JSON object, got {type(raw).__name__}", _REGENERATE_HINT)
+    try:
+        return RunResults.model_validate(raw).at(run_dir)
+    except ValidationError as e:
+        listing = "; ".join(problems(e))
+        raise ForgeError(f"{path} is invalid: {listing}", _REGENERATE_HINT) from None
 
-    check = _Checker()
-    text = {key: check.get(raw, key, "", "a string") for key in ("benchmark", "model", "harness", "status")}
-    seeds = check.get(raw, "seeds", "", "a list of integers")
-    epochs = check.get(raw, "epochs", "", "an integer")
-    raw_metrics = check.get(raw, "metrics", "", "an object") or {}
-    metrics = [_metric(check, name, value) for name, value in raw_metrics.items()]
-    versions = check.get(raw, "versions", "", "an object", required=False) or {}
-    log_dir = check.get(raw, "log_dir", "", "a string", required=False) or "logs"
-    threshold = check.get(raw, "threshold", "", "a number", required=False)
-    optional = {
-        key: check.get(raw, key, "", "a string", required=False)
-        for key in ("git_revision", "command", "created")
-    }
-    n_tasks = check.get(raw, "n_tasks", "", "an integer", required=False)
-    if text["status"] is not None and text["status"] not in ("complete", "partial"):
-        check.problems.append(f'\'status\' must be "complete" or "partial", got {text["status"]!r}')
-    if check.problems:
-        listing = "; ".join(check.problems)
-        raise ForgeError(f"{path} is invalid: {listing}", _REGENERATE_HINT)
 
-    return RunResults(
-        run_dir=run_dir,
-        benchmark=text["benchmark"],
-        model=text["model"],
-        harness=text["harness"],
-        seeds=tuple(seeds),
-        epochs=epochs,
-        status=text["status"],
-        metrics=tuple(sorted((m for m in metrics if m is not None), key=lambda m: metric_order(m.name))),
-        log_dir=(run_dir / log_dir).resolve(),
-        threshold=None if threshold is None else float(threshold),
-        versions={str(k): str(v) for k, v in versions.items()},
-        n_tasks=n_tasks,
-        extra={key: value for key, value in raw.items() if key not in _KNOWN_FIELDS},
-        **optional,
-    )
+_KINDS = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+    "list_type": "a list",
+}
+
+
+def problems(error: ValidationError) -> list[str]:
+    """Each validation error as one line naming the field path (e.g. 'metrics.pass@2.ci_high')."""
+    lines = []
+    for item in error.errors():
+        where = _path(item["loc"])
+        value = item.get("input")
+        kind = item["type"]
+        if kind == "missing":
+            lines.append(f"'{where}' is missing")
+        elif kind == "outside_range":
+            lines.append(f"'{where}' = {item['msg']}")
+        elif kind == "literal_error":
+            expected = item["ctx"]["expected"].replace("'", '"')
+            lines.append(f"'{where}' must be {expected}, got {value!r}")
+        elif kind == "integer_list":
+            lines.append(f"'{where}' must be a list of integers, got {_short(value)}")
+        elif kind in _KINDS:
+            lines.append(f"'{where}' must be {_KINDS[kind]}, got {_short(value)}")
+        else:
+            lines.append(f"'{where}': {item['msg']}")
+    return lines
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+    return text
+
+
+def _short(value: Any) -> str:
+    try:
+        return json.dumps(value)[:60]
+    except (TypeError, ValueError):
+        return repr(value)[:60]
 
 
 def metric_order(name: str) -> tuple[int, int, str]:

@@ -18,9 +18,9 @@ from forge_eval._cli._options import parse_key_values
 @click.option(
     "--epochs",
     type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Trials per task per seed (enables pass@k and pass^k for k <= epochs).",
+    default=None,
+    help="Trials per task per seed (enables pass@k and pass^k for k <= epochs). "
+    "Default: the benchmark's official trial count.",
 )
 @click.option(
     "--model",
@@ -43,12 +43,29 @@ from forge_eval._cli._options import parse_key_values
     default=None,
     help="Run directory (default: runs/<benchmark>).",
 )
+@click.option(
+    "--judge",
+    default=None,
+    help="Judge model of a benchmark scored by an LLM judge (Inspect model role 'judge'): an Inspect "
+    "model string or an embedded model name. Default: the benchmark's official judge.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Local copy of the benchmark's official task data (default: its upstream source).",
+)
+@click.option(
+    "--deterministic",
+    is_flag=True,
+    help="Serve the embedded model in its exactly repeatable mode (no prompt cache, one request at a time).",
+)
 @click.option("-T", "task_args", multiple=True, metavar="KEY=VALUE", help="Task argument of the benchmark.")
 def run(
     benchmark: str,
     seeds: int,
     seed_base: int,
-    epochs: int,
+    epochs: int | None,
     model: str | None,
     model_base_url: str | None,
     model_args: tuple[str, ...],
@@ -58,10 +75,13 @@ def run(
     temperature: float | None,
     max_connections: int | None,
     out: Path | None,
+    judge: str | None,
+    data_dir: Path | None,
+    deterministic: bool,
     task_args: tuple[str, ...],
 ) -> None:
     """Run BENCHMARK over several seeds; resumable: re-run the same command to finish an interrupted run."""
-    from forge_eval.runner import RunSpec, run_benchmark
+    from forge_eval.runner import RunSpec, execute, plan_run
 
     spec = RunSpec(
         benchmark=benchmark,
@@ -76,10 +96,16 @@ def run(
         model_args=parse_key_values(model_args, "-M"),
         temperature=temperature,
         max_connections=max_connections,
+        judge=judge,
+        data_dir=data_dir,
+        deterministic=deterministic,
         out=out or Path("runs") / benchmark,
         command=shlex.join(["forge-eval", *sys.argv[1:]]),
     )
-    result = run_benchmark(spec)
+    plan = plan_run(spec)
+    for note in plan.notes:
+        click.echo(note)
+    result = execute(plan)
     print_headline(result.results, result.out, result.report)
     if quick or limit:
         click.echo(

@@ -1,7 +1,19 @@
 """Run orchestration: seeds, run directories, resumable eval sets, results and reports."""
 
-from forge_eval.runner._execute import RunResult, run_benchmark, summarize_run
-from forge_eval.runner._model import ResolvedModel, resolved_model
+from forge_eval.runner._execute import RunResult, execute, run_benchmark, summarize_run
+from forge_eval.runner._model import PLACEHOLDER_API_KEY, ResolvedModel, resolved_model
+from forge_eval.runner._plan import RunPlan, plan_run
 from forge_eval.runner._spec import RunSpec
 
-__all__ = ["ResolvedModel", "RunResult", "RunSpec", "resolved_model", "run_benchmark", "summarize_run"]
+__all__ = [
+    "PLACEHOLDER_API_KEY",
+    "ResolvedModel",
+    "RunPlan",
+    "RunResult",
+    "RunSpec",
+    "execute",
+    "plan_run",
+    "resolved_model",
+    "run_benchmark",
+    "summarize_run",
+]

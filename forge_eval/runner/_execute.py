@@ -1,23 +1,52 @@
 """`forge-eval run`: one Inspect task per seed through eval_set, then results.json, trials.csv, report."""
 
 import json
+import os
+import shutil
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from inspect_ai import eval_set
+from inspect_ai.log import EvalLog
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.analysis import read_run_logs, summarize_trials, trials_table
-from forge_eval.benchmarks import BENCHMARKS, Benchmark
-from forge_eval.harnesses import HARNESSES
-from forge_eval.runner._model import resolved_model
+from forge_eval.models import EMBEDDED_MODELS
+from forge_eval.reports._results import (
+    JudgeInfo,
+    ReferenceScores,
+    RunResults,
+    SkippedTask,
+    SubsetInfo,
+    write_results,
+)
+from forge_eval.runner._model import ResolvedModel, check_endpoint, resolved_model
+from forge_eval.runner._plan import RunPlan, plan_run
 from forge_eval.runner._provenance import git_revision, versions
 from forge_eval.runner._spec import RunSpec
 
-_IDENTITY_KEYS = ("benchmark", "harness", "model", "epochs", "limit", "quick", "task_options", "temperature")
+# What makes two invocations the same run (a re-run resumes it; anything else is refused). The base
+# URL is part of it: another endpoint may serve another model or quantization under the same name.
+_IDENTITY_KEYS = (
+    "benchmark",
+    "harness",
+    "model",
+    "epochs",
+    "limit",
+    "quick",
+    "task_options",
+    "temperature",
+    "model_base_url",
+    "judge",
+    "data_dir",
+    "deterministic",
+)
 _METADATA_COLUMNS = ("difficulty", "category")
+# Inspect retries a failing model call without bound by default; a dead endpoint then hangs the run.
+_MAX_RETRIES = 5
 
 
 @dataclass(frozen=True)
@@ -36,75 +65,93 @@ class RunResult:
 def _identity(spec: RunSpec, harness: str) -> dict[str, Any]:
     fields = asdict(spec)
     fields["harness"] = harness
+    fields["data_dir"] = str(spec.data_dir) if spec.data_dir else None
     return {k: fields[k] for k in _IDENTITY_KEYS}
 
 
+def _previous_seeds(spec: RunSpec, harness: str) -> list[int]:
+    """The seeds an earlier invocation of this run recorded; refuse a different run in the same place."""
+    marker = spec.out / "run.json"
+    if not marker.is_file():
+        return []
+    previous = json.loads(marker.read_text())
+    before = previous.get("identity", {})
+    identity = _identity(spec, harness)
+    changed = sorted(k for k in identity if before.get(k) != identity[k])
+    if changed:
+        raise UsageError(
+            f"{spec.out} already holds a different run (differs in: {', '.join(changed)})",
+            hint="use another --out directory, or repeat the original command to resume that run",
+        )
+    return list(previous.get("seeds", []))
+
+
 def _claim_run_dir(spec: RunSpec, harness: str) -> None:
-    """Refuse to mix two different runs in one directory; a re-run of the same run resumes it."""
-    spec.out.mkdir(parents=True, exist_ok=True)
+    """Create the run directory and record the run in it (seeds accumulate over invocations).
+
+    A directory that cannot be created or written is a usage error, and whatever this call created
+    is removed again.
+    """
     marker = spec.out / "run.json"
     identity = _identity(spec, harness)
-    if marker.exists():
-        previous = json.loads(marker.read_text())
-        if previous.get("identity") != identity:
-            changed = sorted(k for k in identity if previous.get("identity", {}).get(k) != identity[k])
-            raise UsageError(
-                f"{spec.out} already holds a different run (differs in: {', '.join(changed)})",
-                hint="use another --out directory, or repeat the original command to resume that run",
-            )
-        seeds = sorted(set(previous.get("seeds", [])) | set(spec.seeds))
-    else:
-        seeds = sorted(spec.seeds)
-    marker.write_text(json.dumps({"identity": identity, "seeds": seeds}, indent=2))
+    seeds = sorted(set(_previous_seeds(spec, harness)) | set(spec.seeds))
+    created = _missing_ancestors(spec.out)
+    try:
+        spec.out.mkdir(parents=True, exist_ok=True)
+        partial = marker.with_name(".run.json.tmp")
+        partial.write_text(json.dumps({"identity": identity, "seeds": seeds}, indent=2))
+        os.replace(partial, marker)
+    except OSError as e:
+        for path in created:
+            shutil.rmtree(path, ignore_errors=True)
+        raise UsageError(
+            f"cannot write the run directory {spec.out}: {e.strerror or e}",
+            "pass a writable --out DIR",
+        ) from None
 
 
-def _task_options(spec: RunSpec, benchmark: Benchmark) -> dict[str, Any]:
-    options = dict(spec.task_options)
-    if spec.quick:
-        if benchmark.quick_subset is None:
-            raise UsageError(f"benchmark '{benchmark.name}' has no quick subset; drop --quick")
-        options["task_ids"] = ",".join(benchmark.quick_subset)
-    return options
-
-
-def _check_requirements(benchmark: Benchmark, harness_name: str) -> None:
-    missing = benchmark.requirements() + HARNESSES.get(harness_name).requirements()
-    if missing:
-        raise ForgeError(
-            f"cannot run '{benchmark.name}' with harness '{harness_name}' here:\n  - "
-            + "\n  - ".join(missing)
-        )
+def _missing_ancestors(path: Path) -> list[Path]:
+    """`path` and its ancestors that do not exist yet, outermost first."""
+    missing = []
+    for candidate in [path, *path.parents]:
+        if candidate.exists():
+            break
+        missing.append(candidate)
+    return missing[::-1]
 
 
 def run_benchmark(spec: RunSpec, display: str | None = None) -> RunResult:
     """Run `spec` (resuming whatever an earlier, interrupted run of it finished) and summarize it."""
-    if not spec.seeds:
-        raise UsageError("a run needs at least one seed (--seeds N with N >= 1)")
-    if spec.epochs < 1:
-        raise UsageError(f"--epochs must be >= 1, got {spec.epochs}")
-    benchmark = BENCHMARKS.get(spec.benchmark)
-    harness = spec.harness or benchmark.default_harness
-    HARNESSES.get(harness)
-    _check_requirements(benchmark, harness)
-    options = _task_options(spec, benchmark)
-    _claim_run_dir(spec, harness)
+    return execute(plan_run(spec), display)
 
-    generate: dict[str, Any] = {}
-    if spec.temperature is not None:
-        generate["temperature"] = spec.temperature
-    with resolved_model(spec.model, spec.model_base_url, spec.model_args) as model:
-        tasks = [benchmark.task(seed=seed, harness=harness, **options) for seed in spec.seeds]
-        max_connections = spec.max_connections or (2 if model.embedded else None)
+
+def execute(plan: RunPlan, display: str | None = None) -> RunResult:
+    """Run a validated plan: start the model (and judge), claim the run directory, eval_set, summarize."""
+    spec = plan.spec
+    _previous_seeds(spec, plan.harness)  # refuse a different run before starting any model
+    with ExitStack() as stack:
+        model = stack.enter_context(
+            resolved_model(spec.model, spec.model_base_url, plan.model_args, spec.deterministic)
+        )
+        if not model.embedded and model.base_url:
+            check_endpoint(model.base_url, model.model_args.get("api_key") or _service_key(model))
+        roles = _judge_roles(plan, model, stack)
+        _claim_run_dir(spec, plan.harness)
+        tasks = [plan.benchmark.task(seed=seed, harness=plan.harness, **plan.options) for seed in spec.seeds]
+        generate: dict[str, Any] = {"max_retries": _MAX_RETRIES}
+        if spec.temperature is not None:
+            generate["temperature"] = spec.temperature
         eval_set(
             tasks,
             log_dir=str(spec.log_dir),
             model=model.inspect_model,
             model_base_url=model.base_url,
             model_args=model.model_args,
+            model_roles=roles,
             epochs=spec.epochs,
             limit=spec.limit,
             max_tasks=len(tasks),
-            max_connections=max_connections,
+            max_connections=spec.max_connections or (2 if model.embedded else None),
             retry_attempts=2,
             retry_wait=1,
             # The embedded server marks unparseable tool calls in its raw responses; behavioral
@@ -113,13 +160,60 @@ def run_benchmark(spec: RunSpec, display: str | None = None) -> RunResult:
             display=display,
             **generate,
         )
-    return summarize_run(spec, benchmark, harness, model.label)
+    return summarize_run(plan, model.label)
 
 
-def summarize_run(spec: RunSpec, benchmark: Benchmark, harness: str, model_label: str) -> RunResult:
+def _service_key(model: ResolvedModel) -> str | None:
+    parts = model.inspect_model.split("/")
+    if len(parts) >= 3 and parts[0] == "openai-api":
+        return os.environ.get(f"{parts[1].upper().replace('-', '_')}_API_KEY")
+    return None
+
+
+def _judge_roles(plan: RunPlan, model: ResolvedModel, stack: ExitStack) -> dict[str, Any] | None:
+    """The Inspect model roles of the run: the judge, served here when it is an embedded model."""
+    judge, role = plan.spec.judge, plan.judge_role
+    if judge is None or role is None:
+        return None
+    if judge not in EMBEDDED_MODELS:
+        return {role: judge}
+    if model.embedded and model.label == EMBEDDED_MODELS.get(judge).name:
+        return {role: model.get_model(role=role)}
+    served = stack.enter_context(resolved_model(judge, deterministic=plan.spec.deterministic))
+    return {role: served.get_model(role=role)}
+
+
+def _judge_info(plan: RunPlan) -> JudgeInfo | None:
+    judge, role = plan.spec.judge, plan.judge_role
+    if judge is None or role is None:
+        return None
+    official = plan.benchmark.official.judge_model
+    comparable = judge == official
+    note = None
+    if not comparable:
+        kind = "the embedded model as a smoke-test judge" if judge in EMBEDDED_MODELS else f"judge {judge}"
+        note = (
+            f"{kind}, not the official judge ({official or 'none declared'}): "
+            "scores are not comparable with published ones"
+        )
+    fields: dict[str, Any] = {"model": judge, "role": role, "comparable": comparable, "note": note}
+    return JudgeInfo.model_validate({**fields, **plan.benchmark.judge_info(judge)})
+
+
+def _complete(logs: list[EvalLog], seeds: tuple[int, ...]) -> bool:
+    """Every seed's newest log succeeded (a killed attempt's stale log is superseded, not counted)."""
+    newest: dict[int, EvalLog] = {}
+    for log in sorted(logs, key=lambda lg: lg.eval.created):
+        newest[log.eval.task_args.get("seed")] = log
+    return set(newest) >= set(seeds) and all(newest[seed].status == "success" for seed in seeds)
+
+
+def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
     """Read the run's logs and write results.json, trials.csv and report.html."""
     from forge_eval.reports import build_report
 
+    spec, benchmark = plan.spec, plan.benchmark
+    assert spec.epochs is not None
     logs = [log for log in read_run_logs(spec.log_dir) if log.eval.task_args.get("seed") in spec.seeds]
     official = benchmark.official
     table = trials_table(logs, official.pass_threshold, metadata_keys=_METADATA_COLUMNS)
@@ -129,26 +223,38 @@ def summarize_run(spec: RunSpec, benchmark: Benchmark, harness: str, model_label
             hint="check the logs with `inspect view --log-dir " + str(spec.log_dir.resolve()) + "`",
         )
     metrics = summarize_trials(table, epochs=spec.epochs, graded=official.graded)
-    complete = all(log.status == "success" for log in logs) and {
-        log.eval.task_args.get("seed") for log in logs
-    } >= set(spec.seeds)
-    results = {
-        "benchmark": benchmark.name,
-        "model": model_label,
-        "harness": harness,
-        "seeds": list(spec.seeds),
-        "epochs": spec.epochs,
-        "threshold": official.pass_threshold,
-        "n_tasks": int(table["task_id"].nunique()),
-        "status": "complete" if complete else "partial",
-        "versions": versions(),
-        "git_revision": git_revision(),
-        "command": spec.command,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "log_dir": "logs",
-        "task_options": spec.task_options,
-        "metrics": {name: summary.to_dict() for name, summary in metrics.items()},
-    }
-    (spec.out / "results.json").write_text(json.dumps(results, indent=2))
+    n_run = int(table["task_id"].nunique())
+    results = RunResults.model_validate(
+        {
+            "benchmark": benchmark.name,
+            "model": model_label,
+            "harness": plan.harness,
+            "seeds": list(spec.seeds),
+            "epochs": spec.epochs,
+            "threshold": official.pass_threshold,
+            "n_tasks": n_run,
+            "status": "complete" if _complete(logs, spec.seeds) else "partial",
+            "versions": versions(),
+            "git_revision": git_revision(),
+            "command": spec.command,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "log_dir": "logs",
+            "task_options": spec.task_options,
+            "model_base_url": spec.model_base_url,
+            "data_dir": str(spec.data_dir) if spec.data_dir else None,
+            "deterministic": spec.deterministic,
+            "metrics": {name: summary.to_dict() for name, summary in metrics.items()},
+            "judge": _judge_info(plan),
+            "subset": SubsetInfo(
+                n_total=plan.n_total,
+                n_run=n_run,
+                skipped=[SkippedTask(task_id=t, reason=r) for t, r in sorted(plan.skipped.items())],
+            ),
+            "reference": ReferenceScores(scores=dict(official.paper_scores), source=official.paper_source)
+            if official.paper_scores
+            else None,
+        }
+    )
+    write_results(spec.out, results)
     table.drop(columns=["log_file"]).to_csv(spec.out / "trials.csv", index=False)
-    return RunResult(spec.out, results, build_report(spec.out))
+    return RunResult(spec.out, json.loads(results.model_dump_json()), build_report(spec.out))

@@ -12,7 +12,8 @@ class RunSpec:
     Attributes:
         benchmark: Registered benchmark name.
         seeds: Run seeds; each becomes one Inspect task whose GenerateConfig.seed is that seed.
-        epochs: Trials per task per seed (pass@k / pass^k use k <= epochs).
+        epochs: Trials per task per seed (pass@k / pass^k use k <= epochs); None = the benchmark's
+            official trial count.
         model: An embedded model name (`forge-eval list`), an Inspect model string, or None for the
             embedded default.
         harness: Registered harness name, or None for the benchmark's default.
@@ -24,13 +25,17 @@ class RunSpec:
         model_args: Extra Inspect model arguments (`-M k=v`).
         temperature: Sampling temperature (None = the model's default).
         max_connections: Concurrent model connections (None = Inspect's default, 2 for the embedded model).
+        judge: Inspect model string (or embedded model name) bound to the benchmark's judge role;
+            None = the official judge.
+        data_dir: The benchmark's task data (`Benchmark.accepts_data_dir`); None = its own source.
+        deterministic: Serve the embedded model in its exactly repeatable mode (slower).
         command: The exact command line, recorded for reproducibility.
     """
 
     benchmark: str
     seeds: tuple[int, ...]
     out: Path
-    epochs: int = 1
+    epochs: int | None = None
     model: str | None = None
     harness: str | None = None
     limit: int | None = None
@@ -40,6 +45,9 @@ class RunSpec:
     model_args: dict[str, Any] = field(default_factory=dict)
     temperature: float | None = None
     max_connections: int | None = None
+    judge: str | None = None
+    data_dir: Path | None = None
+    deterministic: bool = False
     command: str = ""
 
     @property

@@ -22,19 +22,25 @@ TEXT = st.text(st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max
 def test_text_round_trips_through_the_html(
     task_id: str, category: str, error: str, model: str, estimator: str, command: str
 ) -> None:
-    metric = MetricResult("success_rate", 0.5, 0.25, 0.75, (SeedEstimate(0, 0.5),), 1, 2, estimator)
+    metric = MetricResult(
+        estimate=0.5,
+        ci_low=0.25,
+        ci_high=0.75,
+        per_seed=[SeedEstimate(seed=0, estimate=0.5)],
+        n_tasks=1,
+        n_trials=2,
+        estimator=estimator,
+    )
     results = RunResults(
-        run_dir=Path("/runs/r"),
         benchmark="bench",
         model=model,
         harness="react",
-        seeds=(0,),
+        seeds=[0],
         epochs=2,
         status="partial",
-        metrics=(metric,),
-        log_dir=Path("/runs/r/logs"),
+        metrics={"success_rate": metric},
         command=command,
-    )
+    ).at(Path("/runs/r"))
     task = TaskRow(task_id, (Cell(2, 1, 1),), 0.5, 2, 1, 1, (error,), {"category": category})
     outcomes = TaskOutcomes((0,), (task,), ("category",))
     sections = [headline(results, outcomes), task_table(outcomes), metadata(results)]

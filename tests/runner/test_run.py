@@ -97,6 +97,8 @@ def test_a_different_run_in_the_same_directory_is_refused(tmp_path, rec_model):
             "2",
             "--model",
             "openai-api/rec/m",
+            "--model-base-url",
+            rec_model[0],
             "--out",
             str(tmp_path),
         ],

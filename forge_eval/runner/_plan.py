@@ -1,0 +1,147 @@
+"""Validate and resolve a `RunSpec` before anything is created: defaults, data, judge, model.
+
+Every check a user can fail (unknown names, `--data-dir` a benchmark does not take, a missing judge,
+a bad model or key) runs here, so a refused run leaves no directory behind.
+"""
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from forge_eval._errors import ForgeError, UsageError
+from forge_eval.benchmarks import BENCHMARKS, Benchmark
+from forge_eval.harnesses import HARNESSES
+from forge_eval.models import EMBEDDED_MODELS
+from forge_eval.runner._model import check_model
+from forge_eval.runner._spec import RunSpec
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A validated run: the spec with every default resolved, and what the benchmark told us.
+
+    Attributes:
+        spec: The spec with `epochs`, `judge` and an absolute `data_dir` filled in.
+        benchmark: The benchmark object.
+        harness: The harness name (the benchmark's default when none was given).
+        options: Task options as passed to `Benchmark.task` (with `task_ids` for --quick and
+            `data_dir` for --data-dir).
+        model_args: Model arguments after `check_model` (a placeholder key for local endpoints).
+        skipped: Tasks the benchmark cannot run here, task id -> reason.
+        n_total: Tasks in the benchmark, runnable or skipped.
+        notes: What was defaulted, for the CLI to print.
+    """
+
+    spec: RunSpec
+    benchmark: Benchmark
+    harness: str
+    options: dict[str, Any]
+    model_args: dict[str, Any]
+    skipped: dict[str, str]
+    n_total: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def judge_role(self) -> str | None:
+        return self.benchmark.official.judge_role
+
+
+def plan_run(spec: RunSpec) -> RunPlan:
+    """Resolve `spec` against its benchmark; raise `UsageError`/`ForgeError` on anything wrong."""
+    if not spec.seeds:
+        raise UsageError("a run needs at least one seed (--seeds N with N >= 1)")
+    benchmark = BENCHMARKS.get(spec.benchmark)
+    harness = spec.harness or benchmark.default_harness
+    HARNESSES.get(harness)
+    _check_requirements(benchmark, harness)
+    notes: list[str] = []
+
+    epochs = spec.epochs
+    if epochs is None:
+        epochs = benchmark.official.trials
+        notes.append(
+            f"epochs: {epochs} (the official trial count of {benchmark.name}; set --epochs to change)"
+        )
+    if epochs < 1:
+        raise UsageError(f"--epochs must be >= 1, got {epochs}")
+    if spec.deterministic and spec.model is not None and spec.model not in EMBEDDED_MODELS:
+        raise UsageError(
+            f"--deterministic is the embedded model's repeatable mode; --model {spec.model} is not embedded",
+            "drop --deterministic (an external server's repeatability is its own setting, "
+            "e.g. vLLM's --seed and batch-invariant kernels)",
+        )
+    data_dir = _data_dir(spec.data_dir, benchmark)
+    judge = _judge(spec.judge, benchmark)
+    if judge is not None and judge != spec.judge:
+        notes.append(f"judge: {judge} (the official judge of {benchmark.name}; set --judge to change)")
+
+    model_args = dict(spec.model_args)
+    if spec.model is not None and spec.model not in EMBEDDED_MODELS:
+        model_args = check_model(spec.model, spec.model_base_url, model_args, "--model")
+    elif spec.model_base_url is not None:
+        raise UsageError(
+            "--model-base-url needs --model (an Inspect model string such as openai-api/vllm/<name>)",
+            "the embedded model is started by forge-eval itself; drop --model-base-url to use it",
+        )
+    if judge is not None and judge not in EMBEDDED_MODELS:
+        check_model(judge, None, {}, "--judge")
+
+    options = _task_options(spec, benchmark)
+    data_options = {k: v for k, v in options.items() if k != "data_dir"}
+    skipped = benchmark.skipped(data_dir, **data_options)
+    n_total = len(benchmark.load(data_dir)) + len(skipped)
+    resolved = replace(spec, epochs=epochs, judge=judge, data_dir=data_dir)
+    return RunPlan(resolved, benchmark, harness, options, model_args, skipped, n_total, tuple(notes))
+
+
+def _check_requirements(benchmark: Benchmark, harness_name: str) -> None:
+    missing = benchmark.requirements() + HARNESSES.get(harness_name).requirements()
+    if missing:
+        raise ForgeError(
+            f"cannot run '{benchmark.name}' with harness '{harness_name}' here:\n  - "
+            + "\n  - ".join(missing)
+        )
+
+
+def _data_dir(data_dir: Path | None, benchmark: Benchmark) -> Path | None:
+    if data_dir is None:
+        return None
+    if not benchmark.accepts_data_dir:
+        raise UsageError(
+            f"benchmark '{benchmark.name}' reads no external task data; --data-dir {data_dir} does not apply",
+            "drop --data-dir",
+        )
+    if not data_dir.is_dir():
+        what = "is not a directory" if data_dir.exists() else "does not exist"
+        raise UsageError(
+            f"--data-dir {data_dir} {what}", f"point it at a local copy of {benchmark.name}'s task data"
+        )
+    return data_dir.resolve()
+
+
+def _judge(judge: str | None, benchmark: Benchmark) -> str | None:
+    """The judge model of the run: `--judge`, else the official judge; None without a judge role."""
+    official = benchmark.official
+    if official.judge_role is None:
+        if judge is not None:
+            raise UsageError(
+                f"benchmark '{benchmark.name}' scores without an LLM judge; drop --judge {judge}"
+            )
+        return None
+    if judge is None and official.judge_model is None:
+        raise UsageError(
+            f"benchmark '{benchmark.name}' scores with an LLM judge and declares no official one",
+            "pass --judge MODEL (an Inspect model string or an embedded model name)",
+        )
+    return judge or official.judge_model
+
+
+def _task_options(spec: RunSpec, benchmark: Benchmark) -> dict[str, Any]:
+    options = dict(spec.task_options)
+    if spec.quick:
+        if benchmark.quick_subset is None:
+            raise UsageError(f"benchmark '{benchmark.name}' has no quick subset; drop --quick")
+        options["task_ids"] = ",".join(benchmark.quick_subset)
+    if spec.data_dir is not None:
+        options["data_dir"] = str(spec.data_dir.resolve())
+    return options
