@@ -1,9 +1,10 @@
-"""Role tagging rules, per harness, in one place.
+"""Role tagging rules; which ones apply to a harness comes from its facts (`forge_eval.harnesses`).
 
-Each harness has an ordered list of rules; the first rule that returns a role wins. A rule sees the call's
-signals (`_signals.CallSignals`) and the rollout context: the main agent's system-prompt fingerprint and
-conversation key (taken from the first call that offers tools and is not a title call), and the role of
-the chain head the call was merged onto (chain membership). Phrases are matched case-insensitively.
+Each harness has an ordered list of rules, switched on by its `TaggingCues`; the first rule that returns a
+role wins. A rule sees the call's signals (`_signals.CallSignals`) and the rollout context: the main agent's
+system-prompt fingerprint and conversation key (taken from the first call that offers tools and is not a
+title call), and the role of the chain head the call was merged onto (chain membership). Phrases are matched
+case-insensitively.
 
 Verified on recorded traffic (tests/training/test_real_harness_tagging.py): Claude Code's title call and
 its Task subagents, and action/answer calls of Claude Code, Codex and OpenClaw. From the harnesses' known
@@ -11,12 +12,18 @@ behaviour but not yet seen in recorded traffic here (short tasks never compact):
 Codex's `/compact` route, subagent conversation keys (Codex `prompt_cache_key`, OpenClaw `session=`).
 """
 
+from __future__ import annotations
+
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from forge_eval._registry import Registry
 from forge_eval.training._signals import CallSignals
 from forge_eval.training.records import RoleTag
+
+if TYPE_CHECKING:  # importing forge_eval.harnesses imports Inspect: see rules_for
+    from forge_eval.harnesses import TaggingCues
 
 
 @dataclass
@@ -49,10 +56,13 @@ def compaction_by(phrases: Sequence[str], paths: Sequence[str] = ()) -> Rule:
     return rule
 
 
-def subagent_by_marker(s: CallSignals, ctx: TagContext) -> RoleTag | None:
-    """Claude Code marks its subagents' requests in the system prompt's billing line (`cc_is_subagent=true`,
-    seen in recorded 2.1.197 traffic; the subagents are started by its `Agent` tool)."""
-    return "subagent" if "cc_is_subagent=true" in s.system_text else None
+def subagent_by_marker(marker: str) -> Rule:
+    """A harness that marks its subagents' requests in the system prompt (Claude Code's billing line)."""
+
+    def rule(s: CallSignals, ctx: TagContext) -> RoleTag | None:
+        return "subagent" if marker in s.system_text else None
+
+    return rule
 
 
 def subagent_by_chain(s: CallSignals, ctx: TagContext) -> RoleTag | None:
@@ -103,65 +113,35 @@ def answer(s: CallSignals, ctx: TagContext) -> RoleTag | None:
     return "answer"
 
 
-TAGGING_RULES: Registry[tuple[Rule, ...]] = Registry("tagging rule set")
-
-TAGGING_RULES.register(
-    "claude_code",
-    (
-        title_by_schema,
-        compaction_by(["detailed summary of the conversation", "summary of the conversation so far"]),
-        subagent_by_marker,
-        subagent_by_chain,
-        subagent_by_fingerprint,
-        subagent_by_alias,
-        aux_without_tools,
-        # 2.1.197 offers TaskCreate/TaskUpdate/TaskList/TaskGet for its task list (older: TodoWrite)
-        planner_by_tools(["TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "TodoWrite", "ExitPlanMode"]),
-        action_if_tool_calls,
-        answer,
-    ),
-)
-TAGGING_RULES.register(
-    "codex",
-    (
-        compaction_by(["context checkpoint compaction", "summary of the conversation"], paths=["/compact"]),
-        subagent_by_chain,
-        subagent_by_thread,
-        subagent_by_fingerprint,
-        aux_without_tools,
-        planner_by_tools(["update_plan", "create_goal", "update_goal"]),
-        action_if_tool_calls,
-        answer,
-    ),
-)
-TAGGING_RULES.register(
-    "openclaw",
-    (
-        compaction_by(["summarize the conversation", "summary of the conversation"]),
-        subagent_by_chain,
-        subagent_by_thread,
-        subagent_by_fingerprint,
-        aux_without_tools,
-        action_if_tool_calls,
-        answer,
-    ),
-)
-# forge-eval's own ReAct loop and any harness without rules of its own.
-GENERIC_RULES: tuple[Rule, ...] = (
-    title_by_schema,
-    subagent_by_chain,
-    subagent_by_thread,
-    subagent_by_fingerprint,
-    action_if_tool_calls,
-    answer,
-)
-TAGGING_RULES.register("react", GENERIC_RULES)
-TAGGING_RULES.register("generic", GENERIC_RULES)
+def rules_from(cues: TaggingCues) -> tuple[Rule, ...]:
+    """The ordered rule set a harness's cues switch on (helper calls first, the fallback last)."""
+    rules: list[Rule] = [title_by_schema] if cues.title_by_schema else []
+    if cues.compaction_phrases or cues.compaction_paths:
+        rules.append(compaction_by(cues.compaction_phrases, cues.compaction_paths))
+    if cues.subagent_marker:
+        rules.append(subagent_by_marker(cues.subagent_marker))
+    rules.append(subagent_by_chain)
+    if cues.subagent_by_thread:
+        rules.append(subagent_by_thread)
+    rules.append(subagent_by_fingerprint)
+    if cues.subagent_by_alias:
+        rules.append(subagent_by_alias)
+    if cues.aux_without_tools:
+        rules.append(aux_without_tools)
+    if cues.planning_tools:
+        rules.append(planner_by_tools(cues.planning_tools))
+    return (*rules, action_if_tool_calls, answer)
 
 
+@functools.cache
 def rules_for(harness: str | None) -> tuple[Rule, ...]:
-    """The rule set of `harness`; harnesses without rules of their own use the generic set."""
-    return TAGGING_RULES.get(harness) if harness and harness in TAGGING_RULES else GENERIC_RULES
+    """The rule set of `harness` from its facts (`forge_eval.harnesses.facts_for`: a harness forge-eval
+    does not know gets the generic cues)."""
+    # Imported here: the harness registry imports Inspect (~2 s), which the proxy and trainer need not pay
+    # unless they tag.
+    from forge_eval.harnesses import facts_for
+
+    return rules_from(facts_for(harness).tagging)
 
 
 def tag_calls(

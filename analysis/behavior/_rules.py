@@ -1,10 +1,12 @@
 """Per-harness tool rules: how each harness's tools read and write, and how its shell reports failure.
 
-One `HarnessRules` table per harness, registered in `HARNESS_RULES`. A tool call is classified by
+One `HarnessRules` table per harness, built from the harness's facts (its module in
+`forge_eval.harnesses` is their one home) and listed in `HARNESS_RULES`. A tool call is classified by
 the table of the harness that made it; tools no table names (a benchmark's own tools, such as
 forgelab's `<service>_<verb>`) go through `_services.py`.
 """
 
+import functools
 import re
 import shlex
 from collections.abc import Callable, Mapping
@@ -15,6 +17,7 @@ from forge_eval._registry import Registry
 from forge_eval.analysis.behavior._access import Access, Op
 from forge_eval.analysis.behavior._patch import patch_accesses
 from forge_eval.analysis.behavior._shell import SHELL_COMMANDS, CommandRule, classify_shell
+from forge_eval.harnesses import HARNESSES, HarnessFacts, ToolUse, facts_for
 
 
 @dataclass(frozen=True)
@@ -122,90 +125,39 @@ def _no_access(args: Mapping[str, Any], rules: HarnessRules) -> CallAccess:
 
 OTHER = ToolRule(_no_access)
 
-HARNESS_RULES: Registry[HarnessRules] = Registry("behavior rules harness")
-
-HARNESS_RULES.register(
-    "react",
-    HarnessRules(
-        name="react",
-        tools={
-            "bash": shell_tool("cmd"),
-            "bash_session": shell_tool("input"),
-            "text_editor": editor_tool("command", "path", frozenset({"view"})),
-            "python": OTHER,
-            "submit": OTHER,
-            "think": OTHER,
-        },
-    ),
-)
-HARNESS_RULES.register(
-    "codex",
-    HarnessRules(
-        name="codex",
-        tools={
-            "exec_command": shell_tool("cmd", cwd_arg="workdir"),
-            "shell": shell_tool("command", cwd_arg="workdir"),
-            "apply_patch": patch_tool("input"),
-            "view_image": file_tool("read", "path"),
-            "write_stdin": OTHER,
-            "update_plan": OTHER,
-        },
-        exit_code=re.compile(r"(?:Process exited with code|Exit code:)\s*(-?\d+)"),
-        aliases=("codex_cli", "codex-cli"),
-    ),
-)
-HARNESS_RULES.register(
-    "claude_code",
-    HarnessRules(
-        name="claude_code",
-        tools={
-            "Bash": shell_tool("command"),
-            "Read": file_tool("read", "file_path"),
-            "Write": file_tool("write", "file_path"),
-            "Edit": file_tool("write", "file_path"),
-            "MultiEdit": file_tool("write", "file_path"),
-            "NotebookEdit": file_tool("write", "notebook_path"),
-            "Glob": file_tool("read", "path", "pattern"),
-            "Grep": file_tool("read", "path"),
-            "LS": file_tool("read", "path"),
-            "TodoWrite": OTHER,
-            "Task": OTHER,
-        },
-        exit_code=re.compile(r"^Exit code:?\s*(-?\d+)", re.M),
-        aliases=("claude-code", "claude"),
-    ),
-)
-HARNESS_RULES.register(
-    "openclaw",
-    HarnessRules(
-        name="openclaw",
-        tools={
-            "exec": shell_tool("command", cwd_arg="workdir"),
-            "read": file_tool("read", "path", "file_path"),
-            "write": file_tool("write", "path", "file_path"),
-            "edit": file_tool("write", "path", "file_path"),
-            "ls": file_tool("read", "path"),
-            "apply_patch": patch_tool("input"),
-            "process": OTHER,
-        },
-        exit_code=re.compile(r"(?:exited with code|exit code)[:=]?\s*(-?\d+)", re.I),
-    ),
-)
+def _tool_rule(use: ToolUse) -> ToolRule:
+    if use.kind == "shell":
+        return shell_tool(use.args[0], cwd_arg=use.cwd_arg)
+    if use.kind in ("read", "write"):
+        return file_tool(use.kind, *use.args)
+    if use.kind == "patch":
+        return patch_tool(use.args[0])
+    if use.kind == "editor":
+        return editor_tool(use.args[0], use.args[1], frozenset(use.reads))
+    return OTHER
 
 
+def rules_from(facts: HarnessFacts) -> HarnessRules:
+    """A harness's behavior rules from its facts (`forge_eval.harnesses`)."""
+    return HarnessRules(
+        name=facts.name,
+        tools={tool: _tool_rule(use) for tool, use in facts.tools.items()},
+        exit_code=re.compile(facts.exit_code),
+        aliases=facts.aliases,
+    )
+
+
+def _register_all() -> None:
+    for name, harness in HARNESSES.items():
+        HARNESS_RULES.register(name, rules_from(harness.facts))
+
+
+#: The rules of every registered harness, by harness name (built from the harnesses' facts).
+HARNESS_RULES: Registry[HarnessRules] = Registry("behavior rules harness", _register_all)
+
+
+@functools.cache
 def rules_for(harness: str | None) -> HarnessRules:
-    """The rules of `harness` (by name or alias); an unknown harness gets every table merged.
-
-    Merging is safe because harnesses' tool names do not collide, and it keeps a newly added harness
-    analyzable (with the shared shell rules) before it has a table of its own.
-    """
-    tables = dict(HARNESS_RULES.items())
-    if harness in tables:
-        return tables[harness]
-    for rules in tables.values():
-        if harness in rules.aliases:
-            return rules
-    merged: dict[str, ToolRule] = {}
-    for rules in tables.values():
-        merged.update(rules.tools)
-    return HarnessRules(name=harness or "unknown", tools=merged)
+    """The rules of `harness` (by name or alias): `forge_eval.harnesses.facts_for` decides, and a harness
+    forge-eval does not know gets every known tool table merged, so it stays analyzable."""
+    return rules_from(facts_for(harness))

@@ -6,12 +6,16 @@ from typing import Any, ClassVar
 from inspect_ai.solver import Solver
 from inspect_ai.tool import Tool
 
+from forge_eval.harnesses._facts import HarnessFacts
+
 
 class Harness(ABC):
     """An agent harness (a ReAct loop, Codex CLI, Claude Code, ...) as an Inspect solver."""
 
     name: ClassVar[str]
     description: ClassVar[str]
+    #: Tagging cues and tool rules, read by training and behavioral analysis through `facts_for()`.
+    facts: ClassVar[HarnessFacts]
 
     def requirements(self) -> list[str]:
         """What is missing to run this harness here (binaries, packages), one message each."""

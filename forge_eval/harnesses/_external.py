@@ -1,0 +1,225 @@
+"""`ExternalHarness`: a harness that is its own program (Codex CLI, Claude Code, OpenClaw) as a solver.
+
+Per sample: a recording proxy whose upstream is the run's Inspect model (`InspectUpstream`, so every
+harness call is a `ModelEvent` of the sample) on a free port, the benchmark's tools behind `forge-tool`
+(`ToolBridge`) on another, a private workspace, and the harness binary started in the local sandbox with
+only those two ports forwarded in. The harness's final message becomes `state.output`; the benchmark's
+scorer then grades the environment as for any other harness.
+"""
+
+import asyncio
+import re
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+from uuid import uuid4
+
+import httpx
+from inspect_ai.log import transcript
+from inspect_ai.model import ChatMessageAssistant, GenerateConfig, ModelOutput, get_model
+from inspect_ai.model._generate_config import active_generate_config
+from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
+from inspect_ai.tool import Tool
+
+from forge_eval._errors import ForgeError
+from forge_eval.harnesses._harness import Harness
+from forge_eval.harnesses._npm import NpmPackage, ensure_installed
+from forge_eval.harnesses._process import Finished, Workspace, run_on_host
+from forge_eval.harnesses._seeding import seed_per_epoch
+from forge_eval.harnesses._settings import current_settings
+from forge_eval.harnesses._toolbridge import ToolBridge
+
+#: The model name harnesses ask for; the proxy serves any name with the run's model.
+POLICY_MODEL = "forge-policy"
+_ANSWER_NOTE = "There is no submit tool here: your last message is your answer, so end with it."
+_SAMPLING_KEYS = ("temperature", "top_p", "top_k", "seed", "max_tokens")
+
+
+@dataclass(frozen=True)
+class ProxyEndpoint:
+    """Where a harness sends its model calls.
+
+    Attributes:
+        root: The rollout's URL root, `http://127.0.0.1:PORT/r/<rollout>/<attempt>` (append `/v1`
+            for OpenAI-style base URLs; Anthropic clients append `/v1/messages` themselves).
+        api_key: The rollout's signed key (the path prefix already keys the calls; harnesses want a key).
+    """
+
+    root: str
+    api_key: str
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start the harness: argv, its own environment and the files to write first."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    files: dict[Path, str] = field(default_factory=dict)
+
+
+class ExternalHarness(Harness):
+    """A harness that is an npm-installed program pointed at the recording proxy.
+
+    Subclasses (one module per harness) declare their pinned `packages`, build the `launch` and read
+    the `final_answer` from the program's output.
+    """
+
+    packages: ClassVar[tuple[NpmPackage, ...]]
+    #: Seconds the harness may run per sample (the task's time limit also applies).
+    timeout_s: ClassVar[float] = 900.0
+
+    @abstractmethod
+    def launch(self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path) -> Launch:
+        """The command, environment and config files that run `prompt` against `proxy`."""
+
+    @abstractmethod
+    def final_answer(self, stdout: str) -> str:
+        """The agent's final message, from the harness's (JSON) output."""
+
+    def binary(self, prefix: Path) -> Path:
+        main = next(p for p in self.packages if p.bin)
+        return main.executable(prefix)
+
+    def install(self) -> Path:
+        """Install the pinned packages into the npm cache when missing; returns the npm prefix."""
+        return ensure_installed(list(self.packages))
+
+    def requirements(self) -> list[str]:
+        problems = []
+        try:
+            self.install()
+        except ForgeError as e:
+            problems.append(str(e))
+        if current_settings().sandbox:
+            problems += [
+                f"`{tool}` is needed for the local sandbox (Debian: apt-get install bubblewrap socat), "
+                "or pass --no-sandbox to run the harness unisolated on this host"
+                for tool in ("bwrap", "socat")
+                if shutil.which(tool) is None
+            ]
+        return problems
+
+    def solver(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
+        return chain(seed_per_epoch(), external_harness(self, tools, system_prompt))
+
+
+def prompt_for(system_prompt: str, bridge: ToolBridge, task: str) -> str:
+    """One prompt: the benchmark's instructions, how to call its tools, then the task."""
+    return f"{system_prompt}\n{_ANSWER_NOTE}\n\n{bridge.instructions()}\n\n# Task\n{task}"
+
+
+def _rollout_id(state: TaskState) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_:\-]", "-", str(state.sample_id))[:80]
+    return f"{stem}-e{state.epoch}-{uuid4().hex[:8]}"
+
+
+def _sampling() -> dict[str, Any]:
+    """The run's sampling, pinned on the rollout: the eval's settings win over the harness's own."""
+    config: GenerateConfig = active_generate_config()
+    return {k: getattr(config, k) for k in _SAMPLING_KEYS if getattr(config, k) is not None}
+
+
+@solver
+def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt: str) -> Solver:
+    """Run `harness` on the sample through a per-sample proxy and tool bridge (see the module doc)."""
+    from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, serve_in_task
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        settings = current_settings()
+        prefix = await asyncio.to_thread(harness.install)
+        bridge = ToolBridge(tools)
+        with tempfile.TemporaryDirectory(prefix=f"forge-{harness.name}-") as root:
+            workspace = Workspace(Path(root)).create()
+            bridge.install(workspace.bin, sys.executable)
+            (workspace.work / "SKILL.md").write_text(bridge.instructions() + "\n")
+            secret = secrets.token_urlsafe(24)
+            config = ProxyConfig(
+                records_dir=settings.records_dir or workspace.root / "records",
+                secret=secret,
+                served_model=str(get_model()),
+            )
+            app = create_app(config, InspectUpstream())
+            async with serve_in_task(app) as proxy_url, serve_in_task(bridge.app()) as tools_url:
+                rollout_id = _rollout_id(state)
+                created = await _control(
+                    proxy_url,
+                    secret,
+                    "/rollouts",
+                    {
+                        "rollout_id": rollout_id,
+                        "task_id": str(state.sample_id),
+                        "harness": harness.name,
+                        "mode": "eval",
+                        "sampling": _sampling(),
+                        "deadline_s": harness.timeout_s,
+                    },
+                )
+                proxy = ProxyEndpoint(proxy_url + created["base_path"], created["api_key"])
+                prompt = prompt_for(system_prompt, bridge, state.input_text)
+                launch = harness.launch(prompt=prompt, proxy=proxy, workspace=workspace, prefix=prefix)
+                for path, text in launch.files.items():
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(text)
+                env = {
+                    "PATH": f"{workspace.bin}:{launch.env.pop('PATH', '/usr/local/bin:/usr/bin:/bin')}",
+                    "HOME": str(workspace.home),
+                    "TMPDIR": str(workspace.tmp),
+                    "LANG": "C.UTF-8",
+                    "FORGE_TOOLS_URL": tools_url,
+                    **launch.env,
+                }
+                started = time.monotonic()
+                finished = await _run(launch.argv, env, workspace, settings.sandbox, harness.timeout_s)
+                answer = harness.final_answer(finished.stdout)
+                status = "timeout" if finished.timed_out else "exited" if finished.exit_code == 0 else "crash"
+                await _control(
+                    proxy_url,
+                    secret,
+                    f"/rollouts/{rollout_id}/status",
+                    {"status": status, "exit_code": finished.exit_code},
+                )
+        transcript().info(
+            {
+                "harness": harness.name,
+                "rollout_id": rollout_id,
+                "exit_code": finished.exit_code,
+                "timed_out": finished.timed_out,
+                "wall_s": round(time.monotonic() - started, 2),
+                "tool_calls": bridge.calls,
+                "stderr_tail": finished.stderr[-2000:],
+            },
+            source=harness.name,
+        )
+        state.messages.append(ChatMessageAssistant(content=answer, source="generate"))
+        state.output = ModelOutput.from_content(model=str(get_model()), content=answer)
+        return state
+
+    return solve
+
+
+async def _control(proxy_url: str, secret: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    async with httpx.AsyncClient(timeout=30) as client:
+        answer = await client.post(proxy_url + path, json=body, headers={"Authorization": f"Bearer {secret}"})
+    if answer.status_code >= 400:
+        raise ForgeError(f"the proxy refused {path}: {answer.status_code} {answer.text[:500]}")
+    return answer.json()
+
+
+async def _run(
+    argv: list[str], env: dict[str, str], workspace: Workspace, sandbox: bool, timeout_s: float
+) -> Finished:
+    if not sandbox:
+        warnings.warn(
+            f"--no-sandbox: {Path(argv[0]).name} runs as a plain process on this host, unisolated",
+            stacklevel=2,
+        )
+        return await run_on_host(argv, env, workspace.work, timeout_s)
+    return await run_on_host(argv, env, workspace.work, timeout_s)

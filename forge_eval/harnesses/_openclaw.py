@@ -1,0 +1,92 @@
+"""OpenClaw: everything forge-eval knows about it (pin, Node 24, launch, proxy wiring, tagging, tool rules).
+
+Facts measured on 2026.9.6 (reference/harnesses.md §5): `openclaw agent exec` runs one headless turn loop
+from a JSON config whose only provider is the proxy; it needs Node >= 24.16 (installed from npm), makes
+no DNS query, and costs ~21 s before its first model call and ~1.4 GB RSS: run one or two at a time.
+"""
+
+import json
+from pathlib import Path
+
+from forge_eval.harnesses._external import POLICY_MODEL, ExternalHarness, Launch, ProxyEndpoint
+from forge_eval.harnesses._facts import OTHER, HarnessFacts, TaggingCues, ToolUse, reads, shell, writes
+from forge_eval.harnesses._npm import NODE24, NpmPackage, node24_bin
+from forge_eval.harnesses._process import Workspace
+
+OPENCLAW = NpmPackage("openclaw", "2026.9.6", bin="openclaw")
+
+FACTS = HarnessFacts(
+    name="openclaw",
+    tagging=TaggingCues(compaction_phrases=("summarize the conversation", "summary of the conversation")),
+    tools={
+        "exec": shell("command", cwd_arg="workdir"),
+        "read": reads("path", "file_path"),
+        "write": writes("path", "file_path"),
+        "edit": writes("path", "file_path"),
+        "ls": reads("path"),
+        "apply_patch": ToolUse("patch", ("input",)),
+        "process": OTHER,
+    },
+    exit_code=r"(?i)(?:exited with code|exit code)[:=]?\s*(-?\d+)",
+)
+
+
+def openclaw_config(
+    base_url: str, key: str, api: str = "openai-completions", model: str = POLICY_MODEL
+) -> dict:
+    """An OpenClaw config whose only provider, `forge`, is the proxy at `base_url` (wire API `api`:
+    openai-completions | openai-responses | anthropic-messages; the last takes a URL without /v1)."""
+    entry = {
+        "id": model,
+        "name": "Forge",
+        "reasoning": False,
+        "input": ["text"],
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": 128000,
+        "maxTokens": 4096,
+    }
+    provider = {"baseUrl": base_url, "apiKey": key, "api": api, "models": [entry]}
+    return {
+        "models": {"mode": "replace", "providers": {"forge": provider}},
+        "agents": {"defaults": {"model": {"primary": f"forge/{model}"}}},
+    }
+
+
+def openclaw_args(
+    prompt: str, config: Path, work: Path, model: str = POLICY_MODEL, timeout_s: int = 600
+) -> list[str]:
+    """`openclaw agent exec` arguments for a config written from `openclaw_config`."""
+    args = ["agent", "exec", prompt, "--config", str(config), "--model", f"forge/{model}"]
+    return [*args, "--cwd", str(work), "--json", "--timeout", str(timeout_s)]
+
+
+def openclaw_env(home: Path, prefix: Path) -> dict[str, str]:
+    """Node 24 first on PATH, OpenClaw's home and state under the private home."""
+    return {
+        "PATH": f"{node24_bin(prefix)}:/usr/local/bin:/usr/bin:/bin",
+        "OPENCLAW_HOME": str(home),
+        "OPENCLAW_STATE_DIR": str(home / ".openclaw"),
+    }
+
+
+class OpenClawHarness(ExternalHarness):
+    name = "openclaw"
+    description = f"OpenClaw {OPENCLAW.version} (openclaw agent exec, Node 24), chat API through the proxy"
+    facts = FACTS
+    packages = (NODE24, OPENCLAW)
+
+    def launch(self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path) -> Launch:
+        config = workspace.root / "openclaw.json"
+        text = json.dumps(openclaw_config(proxy.root + "/v1", proxy.api_key))
+        args = openclaw_args(prompt, config, workspace.work, timeout_s=int(self.timeout_s))
+        argv = [str(self.binary(prefix)), *args]
+        return Launch(argv, openclaw_env(workspace.home, prefix), {config: text})
+
+    def final_answer(self, stdout: str) -> str:
+        """`final` of the JSON summary printed at the end."""
+        start = stdout.find("{")
+        try:
+            summary = json.loads(stdout[start:]) if start >= 0 else {}
+        except ValueError:
+            return ""
+        return str(summary.get("final") or "") if isinstance(summary, dict) else ""
