@@ -13,7 +13,7 @@ RUN_DIR ?= runs/quickstart
 .PHONY: run test setup lint
 
 run: $(STAMP) $(MODEL_STAMP)
-	$(VENV)/bin/forge-eval run forgelab --seeds 2 --quick --out $(RUN_DIR)
+	$(VENV)/bin/forge-eval run forgelab --seeds 2 --epochs 1 --quick --out $(RUN_DIR)
 
 test: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP)
 	$(VENV)/bin/pytest
