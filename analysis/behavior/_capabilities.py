@@ -51,13 +51,15 @@ def reads_back(calls: pd.DataFrame) -> bool | None:
     """Whether some written resource is read after the write (None: the rollout wrote nothing named).
 
     Accesses are taken in call order and, within a call, in the order the call performs them, so
-    `echo x > f && cat f` reads back `f` in one command.
+    `echo x > f && cat f` reads back `f` in one command. A write by a call that failed wrote nothing
+    there is to verify, so it does not count.
     """
     written: list[str] = []
-    for accesses in calls["accesses"]:
+    for accesses, failed in zip(calls["accesses"], calls["failed"], strict=True):
         for op, resource in accesses:
             if op == "write":
-                written.append(resource)
+                if not failed:
+                    written.append(resource)
             elif any(same_resource(resource, w) for w in written):
                 return True
     return False if written else None
@@ -152,8 +154,8 @@ _register(
     "self_verification",
     Capability(
         "Self-verification",
-        "Among rollouts that write at least one named resource (file or service object), the % that read "
-        "one of them back after writing it.",
+        "Among rollouts that write at least one named resource (file or service object) with a call that "
+        "did not fail, the % that read one of them back after writing it.",
         _self_verification,
     ),
 )

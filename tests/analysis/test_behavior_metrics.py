@@ -110,16 +110,17 @@ def test_each_capability_per_rollout(native: bool) -> None:
 
 
 def test_shell_writes_and_reads_in_one_command_verifies() -> None:
-    both = [turn(Call("bash", {"cmd": "echo 1 > n.txt && cat n.txt"}, "1")), turn(text="done")]
-    write_only = [turn(Call("bash", {"cmd": "echo 1 > n.txt; cat m.txt"}, "")), turn(text="done")]
-    read_first = [turn(Call("bash", {"cmd": "cat n.txt; echo 1 > n.txt"}, "")), turn(text="done")]
+    both = [turn(Call("bash", {"command": "echo 1 > n.txt && cat n.txt"}, "1")), turn(text="done")]
+    write_only = [turn(Call("bash", {"command": "echo 1 > n.txt; cat m.txt"}, "")), turn(text="done")]
+    read_first = [turn(Call("bash", {"command": "cat n.txt; echo 1 > n.txt"}, "")), turn(text="done")]
     t = read_transcripts([eval_log([sample("a", both), sample("b", write_only), sample("c", read_first)])])
     assert t.calls["access"].tolist() == ["read_write"] * 3
     assert capability_values(t.rollouts, t.calls)["self_verification"].tolist() == [100.0, 0.0, 0.0]
 
 
 def test_no_metadata_means_no_coverage_or_plan_and_no_failures_means_no_recovery_value() -> None:
-    t = read_transcripts([eval_log([sample("a", [turn(Call("bash", {"cmd": "ls"}, "x")), turn(text="ok")])])])
+    turns = [turn(Call("bash", {"command": "ls"}, "x")), turn(text="ok")]
+    t = read_transcripts([eval_log([sample("a", turns)])])
     values = capability_values(t.rollouts, t.calls).iloc[0]
     assert values["format_robustness"] == 100.0
     for name in ("error_recovery", "self_verification", "tool_coverage", "plan_completion", "plan_fraction"):
@@ -151,8 +152,9 @@ def test_summary_estimates_are_cell_means_and_cis_bracket_them() -> None:
 
 
 def test_tool_shares_all_and_successful() -> None:
-    a = [turn(Call("bash", {"cmd": "ls"}), Call("bash", {"cmd": "pwd"}), Call("submit", {"answer": "x"}))]
-    b = [turn(Call("bash", {"cmd": "ls"}), Call("bash", {"cmd": "id"}), Call("submit", {"answer": "y"}))]
+    ls, pwd, uid = ({"command": c} for c in ("ls", "pwd", "id"))
+    a = [turn(Call("bash", ls), Call("bash", pwd), Call("submit", {"answer": "x"}))]
+    b = [turn(Call("bash", ls), Call("bash", uid), Call("submit", {"answer": "y"}))]
     c = [turn(Call("text_editor", {"command": "view", "path": "a"}), Call("submit", {"answer": "z"}))]
     log = eval_log([sample("a", a, score=1.0), sample("b", b, score=0.0), sample("c", c, score=1.0)])
     overall = summarize_behavior(read_transcripts([log]), n_resamples=400)["groups"]["overall"]

@@ -11,7 +11,7 @@ from forge_eval.analysis.behavior import BEHAVIOR_FILE, behavior_section, read_t
 def test_section_shows_each_harness_and_escapes_tool_names(tmp_path: Path) -> None:
     odd = "<img src=x onerror=alert(1)>"
     logs = [
-        eval_log([sample(f"t{i}", [turn(Call("bash", {"cmd": "ls"}), Call(odd, {}))]) for i in range(3)]),
+        eval_log([sample(f"t{i}", [turn(Call("bash", {"command": "ls"}), Call(odd, {}))]) for i in range(3)]),
         eval_log(
             [sample(f"t{i}", [turn(Call("exec_command", {"cmd": "ls"}))], native=False) for i in range(3)],
             seed=1,

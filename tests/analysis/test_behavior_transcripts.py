@@ -13,8 +13,8 @@ from forge_eval.training.records import CallRecord, RolloutRecord
 
 def test_native_and_bridged_logs_give_the_same_calls_and_results(tmp_path: Path) -> None:
     turns = [
-        turn(Call("bash", {"cmd": "echo hi > a.txt"}, "")),
-        turn(Call("bash", {"cmd": "cat a.txt"}, "hi")),
+        turn(Call("bash", {"command": "echo hi > a.txt"}, "")),
+        turn(Call("bash", {"command": "cat a.txt"}, "hi")),
         turn(text="done"),
     ]
     native = read_transcripts([eval_log([sample("t1", turns, native=True)], harness="react")])
@@ -67,8 +67,8 @@ def test_malformed_calls_by_parse_error_server_marker_and_text() -> None:
     cases = {
         "parse_error": [turn(Call("bash", {}, "", parse_error="bad JSON"))],
         "forge_marker": [turn(text="I will call bash now", forge_parse_failed=True)],
-        "hermes_text": [turn(text='<tool_call>{"name": "bash", "arguments": {"cmd": "ls"</tool_call>')],
-        "json_text": [turn(text='{"name": "bash", "arguments": {"cmd": "ls"}')],
+        "hermes_text": [turn(text='<tool_call>{"name": "bash", "arguments": {"command": "ls"</tool_call>')],
+        "json_text": [turn(text='{"name": "bash", "arguments": {"command": "ls"}')],
     }
     for name, turns in cases.items():
         t = read_transcripts([eval_log([sample(name, turns)])])
@@ -80,7 +80,7 @@ def test_malformed_calls_by_parse_error_server_marker_and_text() -> None:
 
 
 def test_malformed_turn_followed_by_a_good_one_does_not_end_the_rollout() -> None:
-    turns = [turn(text="<tool_call>{oops"), turn(Call("bash", {"cmd": "ls"}, "a.txt")), turn(text="done")]
+    turns = [turn(text="<tool_call>{oops"), turn(Call("bash", {"command": "ls"}, "a.txt")), turn(text="done")]
     t = read_transcripts([eval_log([sample("t1", turns)])])
     assert t.rollouts["ended_malformed"].tolist() == [False]
     assert t.calls["error_kind"].tolist() == ["malformed", ""]
@@ -143,17 +143,17 @@ def test_unknown_service_tools_are_classified_by_verb() -> None:
 
 
 def test_later_log_replaces_an_earlier_sample_and_trials_csv_decides_passed(tmp_path: Path) -> None:
-    first = eval_log([sample("t1", [turn(Call("bash", {"cmd": "ls"}))], score=0.0)], seed=1)
-    second = eval_log([sample("t1", [turn(Call("bash", {"cmd": "pwd"}))], score=0.0)], seed=1)
+    first = eval_log([sample("t1", [turn(Call("bash", {"command": "ls"}))], score=0.0)], seed=1)
+    second = eval_log([sample("t1", [turn(Call("bash", {"command": "pwd"}))], score=0.0)], seed=1)
     second.eval.created = "2026-11-29T11:00:00+00:00"
     run = run_dir(tmp_path, [first, second], passed={("t1", 1, 1): True})
     t = read_run_transcripts(run)
-    assert t.calls["arguments"].tolist() == [{"cmd": "pwd"}]
+    assert t.calls["arguments"].tolist() == [{"command": "pwd"}]
     assert t.rollouts["passed"].tolist() == [True]
 
 
 def test_reading_leaves_the_garbage_collector_as_it_was() -> None:
-    log = eval_log([sample("t1", [turn(Call("bash", {"cmd": "ls"}))])])
+    log = eval_log([sample("t1", [turn(Call("bash", {"command": "ls"}))])])
     assert gc.isenabled()
     read_transcripts([log])
     assert gc.isenabled()
@@ -197,7 +197,7 @@ def _records(root: Path, rollout_id: str, task_id: str, seed: int, verdicts: lis
 def test_proxy_records_supply_parse_verdicts_inspect_did_not_keep(tmp_path: Path) -> None:
     # the model's last turn is plain text: only the server's marker (kept by the proxy) says it was
     # a tool call that failed to parse
-    turns = [turn(Call("bash", {"cmd": "ls"}, "a")), turn(text="I'll now call the mail tool.")]
+    turns = [turn(Call("bash", {"command": "ls"}, "a")), turn(text="I'll now call the mail tool.")]
     logs = [eval_log([sample("t1", turns), sample("t2", turns)], seed=3)]
     run = run_dir(tmp_path, logs)
     _records(run, "r1", "t1", 3, [False, True])
