@@ -21,6 +21,7 @@ def headline(results: RunResults, outcomes: TaskOutcomes | None) -> Section:
     levels = {metric.confidence_level for metric in results.metric_list}
     # One level (the usual case) goes in the header; mixed levels are stated in each cell.
     uniform = f"{_level(levels.pop())} CI" if len(levels) == 1 else None
+    paper = results.reference.scores if results.reference else None
     rows = []
     for metric in results.metric_list:
         # Letters, not digits: a digit after "pass@2" would read as part of the name.
@@ -35,22 +36,65 @@ def headline(results: RunResults, outcomes: TaskOutcomes | None) -> Section:
             f'<td class="num ci"{_se_title(metric.standard_error)}>{level}'
             f"{interval(metric.ci_low, metric.ci_high)}</td>"
             f'<td class="per-seed">{esc(per_seed)}</td>'
-            f'<td class="num">{metric.n_tasks}</td><td class="num">{metric.n_trials}</td></tr>'
+            f'<td class="num">{metric.n_tasks}</td><td class="num">{metric.n_trials}</td>'
+            f"{_paper_cell(paper, metric.name)}</tr>"
         )
     if not rows:
         return Section("Headline", '<p class="warning">results.json lists no metrics.</p>', "headline")
     footnotes = "".join(
         f'<li id="estimator-{letter}">[{letter}] {esc(text)}</li>' for text, letter in notes.items()
     )
+    paper_head = "<th>Paper</th>" if paper is not None else ""
     body = (
-        f"{_error_note(outcomes)}"
+        f"{_judge_note(results)}{_subset_note(results)}{_error_note(outcomes)}"
         '<table class="headline"><thead><tr><th>Metric</th><th>Estimate</th>'
         f"<th>{uniform or 'CI'}</th>"
-        "<th>Per seed</th><th>Tasks</th><th>Trials</th></tr></thead>"
+        f"<th>Per seed</th><th>Tasks</th><th>Trials</th>{paper_head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
+        f"{_reference_note(results)}"
         f'<ol class="footnotes">{footnotes}</ol>'
     )
     return Section("Headline", body, "headline")
+
+
+def _paper_cell(paper: dict[str, float] | None, name: str) -> str:
+    if paper is None:
+        return ""
+    value = paper.get(name)
+    shown = percent(value) if value is not None else '<span class="muted">–</span>'
+    return f'<td class="num paper">{shown}</td>'
+
+
+def _reference_note(results: RunResults) -> str:
+    """Where the paper's numbers in the Paper column come from: a reference, not a check of ours."""
+    if results.reference is None:
+        return ""
+    source = f" ({esc(results.reference.source)})" if results.reference.source else ""
+    return f'<p class="reference-note">Paper: the score the paper reports for this benchmark{source}.</p>'
+
+
+def _judge_note(results: RunResults) -> str:
+    """A judge other than the official one makes the scores incomparable with published ones: say so."""
+    judge = results.judge
+    if judge is None or judge.comparable:
+        return ""
+    why = esc(judge.note) if judge.note else "the judge is not the official one"
+    return (
+        f'<p class="warning" id="judge-note">⚠ Not comparable with published scores: judge '
+        f"<code>{esc(judge.model)}</code> — {why}.</p>"
+    )
+
+
+def _subset_note(results: RunResults) -> str:
+    """Skipped tasks are not failures; the headline is over the tasks that ran."""
+    subset = results.subset
+    if subset is None or not subset.skipped:
+        return ""
+    return (
+        f'<p class="warning" id="subset-note">{subset.n_run} of {subset.n_total} tasks ran; '
+        f"{len(subset.skipped)} cannot run here and are skipped (not scored): see "
+        '<a href="#metadata">run metadata</a>.</p>'
+    )
 
 
 def _error_note(outcomes: TaskOutcomes | None) -> str:
@@ -192,10 +236,40 @@ def metadata(results: RunResults) -> Section:
         ("Threshold", esc(results.threshold) if results.threshold is not None else _unrecorded()),
         ("Tasks", esc(results.n_tasks) if results.n_tasks is not None else _unrecorded()),
         ("Versions", f'<ul class="plain">{versions}</ul>' if versions else _unrecorded()),
+        *_judge_rows(results),
+        *_subset_rows(results),
         ("Run directory", f"<code>{esc(results.run_dir.resolve())}</code>"),
     ] + [(esc(key), f"<code>{esc(json.dumps(value))}</code>") for key, value in results.extra.items()]
     rows = "".join(f'<tr><th scope="row">{name}</th><td>{value}</td></tr>' for name, value in fields)
     return Section("Run metadata", f'<table class="meta"><tbody>{rows}</tbody></table>', "metadata")
+
+
+def _judge_rows(results: RunResults) -> list[tuple[str, str]]:
+    judge = results.judge
+    if judge is None:
+        return []
+    parts = [f"<code>{esc(judge.model)}</code> as role <code>{esc(judge.role)}</code>"]
+    parts.append("official judge" if judge.comparable else "<strong>not the official judge</strong>")
+    if judge.prompt_sha256:
+        parts.append(f"prompt sha256 <code>{esc(judge.prompt_sha256)}</code>")
+    if judge.settings:
+        parts.append(f"settings <code>{esc(json.dumps(judge.settings, sort_keys=True))}</code>")
+    if judge.note:
+        parts.append(esc(judge.note))
+    return [("Judge", "<br>".join(parts))]
+
+
+def _subset_rows(results: RunResults) -> list[tuple[str, str]]:
+    subset = results.subset
+    if subset is None:
+        return []
+    rows = [("Tasks run", f"{subset.n_run} of {subset.n_total}")]
+    if subset.skipped:
+        items = "".join(
+            f"<li><code>{esc(s.task_id)}</code>: {esc(s.reason)}</li>" for s in subset.skipped
+        )
+        rows.append(("Skipped tasks", f'<ul class="plain skipped">{items}</ul>'))
+    return rows
 
 
 def _unrecorded() -> str:

@@ -1,13 +1,22 @@
-"""A two-task benchmark for runner tests: real Inspect tasks, answered by the recording server."""
+"""Benchmarks for runner tests: real Inspect tasks, answered by the recording server.
 
+`probe`: three built-in tasks scored by `includes()`. `judged-probe`: tasks read from
+`--data-dir`, some skipped, scored by a judge model role (the recording server acts as a scripted
+judge), with official judge and paper scores declared.
+"""
+
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
-from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import includes
+from inspect_ai.model import GenerateConfig, get_model
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accuracy, includes, scorer
+from inspect_ai.solver import TaskState
 
+from forge_eval._errors import ForgeError
 from forge_eval.benchmarks import BENCHMARKS, Benchmark, OfficialSettings
 from forge_eval.harnesses import HARNESSES
 
@@ -45,3 +54,70 @@ class ProbeBenchmark(Benchmark):
 
 if "probe" not in BENCHMARKS:
     BENCHMARKS.register("probe", ProbeBenchmark())
+
+
+JUDGE_PROMPT = "Is the answer {answer} right for the target {target}? Reply 42 if it is."
+
+
+@scorer(metrics=[accuracy()])
+def judged() -> Scorer:
+    """Scripted-judge scorer: asks the model bound to role "judge" (the recording server says 42)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        prompt = JUDGE_PROMPT.format(answer=state.output.completion, target=target.text)
+        verdict = await get_model(role="judge").generate(prompt)
+        return Score(value=CORRECT if "42" in verdict.completion else INCORRECT)
+
+    return score
+
+
+def _data_samples(data_dir: Path) -> tuple[list[Sample], dict[str, str]]:
+    """Runnable samples and skipped task ids (those that declare a `needs`) from data_dir/tasks.json."""
+    rows = json.loads((data_dir / "tasks.json").read_text())
+    runnable = [Sample(id=r["id"], input=r["input"], target=r["target"]) for r in rows if "needs" not in r]
+    return runnable, {r["id"]: f"needs {r['needs']}, not available here" for r in rows if "needs" in r}
+
+
+@task
+def judged_probe(seed: int = 0, harness: str = "react", data_dir: str = "") -> Task:
+    return Task(
+        dataset=_data_samples(Path(data_dir))[0],
+        solver=HARNESSES.get(harness).solver(tools=[], system_prompt="Answer, then call submit()."),
+        scorer=judged(),
+        config=GenerateConfig(seed=seed),
+        name="judged_probe",
+    )
+
+
+class JudgedProbeBenchmark(Benchmark):
+    name = "judged-probe"
+    description = "runner test benchmark with an LLM judge, external data and skipped tasks"
+    official = OfficialSettings(
+        trials=2,
+        judge_role="judge",
+        judge_model="openai-api/rec/official-judge",
+        paper_scores={"success_rate": 0.615, "pass^2": 0.5},
+        paper_source="a paper, Table 2",
+    )
+    accepts_data_dir = True
+
+    def load(self, data_dir: Path | None = None) -> list[Sample]:
+        if data_dir is None:
+            raise ForgeError("judged-probe needs --data-dir")
+        return _data_samples(data_dir)[0]
+
+    def skipped(self, data_dir: Path | None = None, **options: Any) -> dict[str, str]:
+        return _data_samples(data_dir)[1] if data_dir else {}
+
+    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
+        return judged_probe(seed=seed, harness=harness, **options)
+
+    def judge_info(self, judge_model: str) -> dict[str, Any]:
+        return {
+            "prompt_sha256": hashlib.sha256(JUDGE_PROMPT.encode()).hexdigest(),
+            "settings": {"temperature": 0.0},
+        }
+
+
+if "judged-probe" not in BENCHMARKS:
+    BENCHMARKS.register("judged-probe", JudgedProbeBenchmark())
