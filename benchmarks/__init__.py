@@ -8,6 +8,7 @@ def _load() -> None:
     # Importing a benchmark package registers it.
     import forge_eval.benchmarks.claweval  # noqa: F401
     import forge_eval.benchmarks.forgelab  # noqa: F401
+    import forge_eval.benchmarks.qwenclawbench  # noqa: F401
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark", _load)
