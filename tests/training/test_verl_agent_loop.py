@@ -174,9 +174,8 @@ def test_yaml_registration_instantiates_the_loop_as_verl_does():
             tools=ToolListWrap([]),
         )
 
-    with pytest.raises(Exception, match="unknown rollout backend 'local'"):  # the local backend: issue 5
-        instantiate()
     os.environ.setdefault("FORGE_PROXY_ADMIN_KEY", "test")
+    assert type(instantiate().backend).__name__ == "LocalBackend"  # the file's `backend: local`
     entry.backend = {"_target_": "forge_eval.training.backends.InProcessTestBackend", "script": None}
     loop = instantiate()
     assert type(loop).__name__ == "ForgeProxyAgentLoop" and loop.credit.name == "broadcast"

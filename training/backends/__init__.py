@@ -1,7 +1,12 @@
-"""Rollout backends: the `RolloutBackend` interface and the registry `ROLLOUT_BACKENDS`.
+"""Rollout backends: the `RolloutBackend` interface, the registry `ROLLOUT_BACKENDS`, and the local sandbox.
 
-The local (bubblewrap) and Kubernetes backends register here when they land; `InProcessTestBackend` is a
-test double for unit tests and is deliberately not registered.
+- `start_sandbox(SandboxSpec(...)) -> Sandbox` is the low-level local sandbox (bubblewrap: read-only
+  system, one writable work directory, own PID/network namespaces, `forwards` as the only reachable
+  ports, `SandboxLimits` by cgroup or rlimit); `Sandbox.wait()` / `.logs()` / `.stop()`, `SandboxResult`.
+  `python_ro_binds()` lists what a sandbox needs to run this Python.
+- `local` (`LocalBackend`) runs each rollout in such a sandbox; `kubernetes` (`KubernetesBackend`) in one
+  Pod per rollout. What a rollout runs is a `RolloutProgram` -> `RolloutCommand` (argv, env, verifier).
+- `InProcessTestBackend` is a test double for unit tests and is deliberately not registered.
 """
 
 from forge_eval._registry import Registry
@@ -11,6 +16,15 @@ from forge_eval.training.backends._backend import (
     RolloutOutcome,
     RolloutSpec,
     RolloutStatus,
+)
+from forge_eval.training.backends._local import LocalBackend
+from forge_eval.training.backends._program import (
+    RolloutCommand,
+    RolloutProgram,
+    Verdict,
+    Verifier,
+    default_program,
+    proxy_env,
 )
 from forge_eval.training.backends._sandbox import (
     Sandbox,
@@ -24,13 +38,17 @@ from forge_eval.training.backends._sandbox import (
 from forge_eval.training.backends._test_double import InProcessTestBackend
 
 ROLLOUT_BACKENDS: Registry[type[RolloutBackend]] = Registry("rollout backend")
+ROLLOUT_BACKENDS.register(LocalBackend.name, LocalBackend)
 
 __all__ = [
     "ROLLOUT_BACKENDS",
     "InProcessTestBackend",
+    "LocalBackend",
     "RolloutBackend",
+    "RolloutCommand",
     "RolloutHandle",
     "RolloutOutcome",
+    "RolloutProgram",
     "RolloutSpec",
     "RolloutStatus",
     "Sandbox",
@@ -38,6 +56,10 @@ __all__ = [
     "SandboxResult",
     "SandboxSpec",
     "SandboxStatus",
+    "Verdict",
+    "Verifier",
+    "default_program",
+    "proxy_env",
     "python_ro_binds",
     "start_sandbox",
 ]

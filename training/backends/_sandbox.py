@@ -76,7 +76,7 @@ class SandboxSpec:
     Attributes:
         argv: The command, resolved inside the sandbox (PATH is /usr/local/bin:/usr/bin:/bin unless
             `env` sets it; give absolute paths for tools under `ro_binds`).
-        workdir: Existing host directory, bound read-write at the same path; the cwd and default HOME.
+        workdir: Existing host directory, bound read-write at the same path; the default cwd and HOME.
         env: Environment of the command; nothing of the host's environment is inherited.
         forwards: Port on the sandbox's own 127.0.0.1 -> host target ("127.0.0.1:8400" or a Unix socket
             path). Only these are reachable; each needs socat in the sandbox.
@@ -87,6 +87,7 @@ class SandboxSpec:
         log_dir: Where stdout.log / stderr.log are kept (they outlive the sandbox); default a private
             temporary directory removed at cleanup (the tails stay in the result).
         hostname: The sandbox's hostname.
+        cwd: Working directory of the command, inside `workdir` (default `workdir`).
     """
 
     argv: Sequence[str]
@@ -98,6 +99,7 @@ class SandboxSpec:
     timeout_s: float = 1800.0
     log_dir: Path | None = None
     hostname: str = "forge-sbx"
+    cwd: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,11 @@ def _check(spec: SandboxSpec) -> None:
         raise UsageError(
             f"sandbox work directory {spec.workdir} does not exist or is not a directory",
             hint="create it first; it is the only writable place in the sandbox",
+        )
+    if spec.cwd is not None and not Path(spec.cwd).resolve().is_relative_to(spec.workdir.resolve()):
+        raise UsageError(
+            f"sandbox cwd {spec.cwd} is outside its work directory {spec.workdir}",
+            hint="the work directory is the only writable place; give a cwd inside it",
         )
     for path in spec.ro_binds:
         if not Path(path).exists():
@@ -375,7 +382,8 @@ def _bwrap_argv(spec: SandboxSpec, bwrap: str, state_inner: Path) -> list[str]:
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
     for path, mode in binds:
         argv += [mode, str(path), str(path)]
-    argv += ["--ro-bind", str(state_inner), _INNER, "--chdir", str(workdir)]
+    cwd = Path(spec.cwd).resolve() if spec.cwd is not None else workdir
+    argv += ["--ro-bind", str(state_inner), _INNER, "--chdir", str(cwd)]
     return [*argv, "--", "/bin/sh", f"{_INNER}/inner.sh", *spec.argv]
 
 
@@ -455,7 +463,7 @@ async def start_sandbox(spec: SandboxSpec, *, no_sandbox: bool = False) -> Sandb
                 stdout=out,
                 stderr=err,
                 env=env,
-                cwd=spec.workdir,
+                cwd=spec.cwd or spec.workdir,
                 start_new_session=True,
             )
         sandbox.started_at = time.time()
