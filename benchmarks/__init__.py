@@ -8,7 +8,9 @@ def _load() -> None:
     # Importing a benchmark package registers it.
     import forge_eval.benchmarks.claweval  # noqa: F401
     import forge_eval.benchmarks.forgelab  # noqa: F401
+    import forge_eval.benchmarks.mcpatlas  # noqa: F401
     import forge_eval.benchmarks.qwenclawbench  # noqa: F401
+    import forge_eval.benchmarks.weblab  # noqa: F401
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark", _load)

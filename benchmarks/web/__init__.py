@@ -17,6 +17,7 @@ from forge_eval.benchmarks.web._config import (
     require_playwright,
 )
 from forge_eval.benchmarks.web._env import BrowserCrashedError, BrowserSession, WebEnv
+from forge_eval.benchmarks.web._episode import close_episode, open_episode
 from forge_eval.benchmarks.web._tools import browser_tools, observation_content
 from forge_eval.benchmarks.web._trajectory import Observation, Step, Trajectory
 
@@ -38,9 +39,11 @@ __all__ = [
     "bind_env",
     "browser_requirements",
     "browser_tools",
+    "close_episode",
     "current_env",
     "find_executable",
     "observation_content",
+    "open_episode",
     "parse_action",
     "require_playwright",
     "unbind_env",

@@ -158,6 +158,7 @@ class WebEnv:
         world: Id sent to the local sites in `X-Forge-World`, so concurrent episodes get separate state.
         aria: Include the ARIA snapshot in observations (and the trajectory).
         elements: Include the numbered list of visible interactive elements in observations.
+        max_steps: Step cap of the episode (the protocol's `max_steps`); None = no cap.
     """
 
     def __init__(
@@ -166,8 +167,10 @@ class WebEnv:
         world: str | None = None,
         aria: bool = True,
         elements: bool = False,
+        max_steps: int | None = None,
     ) -> None:
         self.config = config or BrowserConfig()
+        self.max_steps = max_steps
         self.world = world
         self.aria = aria
         self.elements = elements
@@ -302,12 +305,14 @@ class WebEnv:
         episode goes on; a crashed browser raises `BrowserCrashedError`.
         """
         if self.done:
-            raise ActionError("the episode has ended (an answer or an infeasibility report was sent)")
+            reason = "the step limit was reached" if self.at_step_limit else "an answer or report was sent"
+            raise ActionError(f"the episode has ended ({reason})")
         try:
             parsed = action if isinstance(action, Action) else parse_action(action)
         except ActionError as e:
             obs = await self.observe()
             self._record(action if isinstance(action, dict) else {"name": "?"}, obs, thought, str(e))
+            self.done = self.at_step_limit
             return obs
         error = None
         try:
@@ -321,10 +326,14 @@ class WebEnv:
             self.trajectory.answer = parsed.args["msg"]
         elif parsed.name == "report_infeasible":
             self.trajectory.infeasible = parsed.args["reason"]
-        self.done = parsed.spec.terminal
         obs = await self.observe()
         self._record(parsed.to_dict(), obs, thought, error)
+        self.done = parsed.spec.terminal or self.at_step_limit
         return obs
+
+    @property
+    def at_step_limit(self) -> bool:
+        return self.max_steps is not None and len(self.trajectory.steps) >= self.max_steps
 
     async def _perform(self, action: Action) -> None:
         await action.spec.run(self, action.args)

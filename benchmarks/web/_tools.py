@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspect_ai.tool import ContentImage, ContentText, Tool, ToolDef, ToolParam, ToolParams
+from inspect_ai.tool import ContentImage, ContentText, Tool, ToolDef, ToolError, ToolParam, ToolParams
 from inspect_ai.tool._tool import ToolResult
 
-from forge_eval.benchmarks.web._actions import ACTIONS, ActionSpec
+from forge_eval.benchmarks.web._actions import ACTIONS, ActionError, ActionSpec
 from forge_eval.benchmarks.web._binding import current_env
 from forge_eval.benchmarks.web._trajectory import Observation
 
@@ -18,8 +18,9 @@ def observation_content(obs: Observation, screenshot: bool, error: str | None = 
     """An observation as tool-result content: page facts as text, the screenshot as an image."""
     lines = [f"url: {obs.url}", f"title: {obs.title}"]
     if len(obs.tabs) > 1:
-        lines.append("tabs: " + "; ".join(f"[{t['index']}{'*' if t['active'] else ''}] {t['title']}"
-                                          for t in obs.tabs))
+        lines.append(
+            "tabs: " + "; ".join(f"[{t['index']}{'*' if t['active'] else ''}] {t['title']}" for t in obs.tabs)
+        )
     if error:
         lines.insert(0, f"error: {error}")
     if obs.elements is not None:
@@ -34,7 +35,10 @@ def _tool(spec: ActionSpec, screenshot: bool) -> Tool:
     async def execute(**kwargs: Any) -> ToolResult:
         env = current_env()
         before = len(env.trajectory.steps)
-        obs = await env.step({"name": spec.name, **kwargs})
+        try:
+            obs = await env.step({"name": spec.name, **kwargs})
+        except ActionError as e:  # the episode ended: the model is told, the sample goes on to scoring
+            raise ToolError(str(e)) from None
         error = env.trajectory.steps[before].error if len(env.trajectory.steps) > before else None
         return observation_content(obs, screenshot, error)
 

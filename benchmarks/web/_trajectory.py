@@ -32,7 +32,7 @@ class Observation:
     def elements_text(self) -> str:
         """The element list as lines `[id] role "name" at (x, y)` for text-only agents."""
         return "\n".join(
-            f"[{e['id']}] {e['role']} \"{e['name']}\" at ({e['x']}, {e['y']})" for e in self.elements or []
+            f'[{e["id"]}] {e["role"]} "{e["name"]}" at ({e["x"]}, {e["y"]})' for e in self.elements or []
         )
 
 

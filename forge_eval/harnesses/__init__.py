@@ -17,9 +17,10 @@ from forge_eval.harnesses._openclaw import OpenClawHarness
 from forge_eval.harnesses._react import ReactHarness
 from forge_eval.harnesses._seeding import epoch_seed_for, seed_per_epoch
 from forge_eval.harnesses._settings import HarnessSettings, current_settings, harness_settings
+from forge_eval.harnesses.molmoweb import MolmoWebHarness
 
 HARNESSES: Registry[Harness] = Registry("harness")
-for _harness in (ReactHarness(), CodexHarness(), ClaudeCodeHarness(), OpenClawHarness()):
+for _harness in (ReactHarness(), CodexHarness(), ClaudeCodeHarness(), OpenClawHarness(), MolmoWebHarness()):
     HARNESSES.register(_harness.name, _harness)
 
 
@@ -37,6 +38,7 @@ __all__ = [
     "HarnessFacts",
     "HarnessSettings",
     "Launch",
+    "MolmoWebHarness",
     "NpmPackage",
     "OpenClawHarness",
     "ProxyEndpoint",

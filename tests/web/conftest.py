@@ -58,8 +58,10 @@ async def _page(request: Request) -> HTMLResponse:
 
 async def _second(request: Request) -> HTMLResponse:
     world = request.headers.get("x-forge-world", "")
-    return HTMLResponse(f"<html><head><title>Second</title></head><body><h1>Second page</h1>"
-                        f"<p id=w>world={world}</p></body></html>")
+    return HTMLResponse(
+        f"<html><head><title>Second</title></head><body><h1>Second page</h1>"
+        f"<p id=w>world={world}</p></body></html>"
+    )
 
 
 async def _slow(request: Request) -> HTMLResponse:
@@ -71,8 +73,10 @@ async def _slow(request: Request) -> HTMLResponse:
 
 async def _redirecting(request: Request) -> HTMLResponse:
     # Navigates by script right after load: observations must survive the document being replaced.
-    return HTMLResponse("<html><head><title>Bounce</title></head><body><script>"
-                        "setTimeout(() => location.href = '/second', 30)</script></body></html>")
+    return HTMLResponse(
+        "<html><head><title>Bounce</title></head><body><script>"
+        "setTimeout(() => location.href = '/second', 30)</script></body></html>"
+    )
 
 
 async def _hello(request: Request) -> PlainTextResponse:
@@ -88,8 +92,15 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def test_site() -> Iterator[str]:
     """A real HTTP server with the action test page, on 127.0.0.1."""
-    app = Starlette(routes=[Route("/", _page), Route("/second", _second), Route("/slow", _slow),
-                            Route("/bounce", _redirecting), Route("/hello", _hello)])
+    app = Starlette(
+        routes=[
+            Route("/", _page),
+            Route("/second", _second),
+            Route("/slow", _slow),
+            Route("/bounce", _redirecting),
+            Route("/hello", _hello),
+        ]
+    )
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -34,8 +34,9 @@ def test_every_action_on_the_test_page(test_site: str, run: LoopRunner) -> None:
             await env.step({"name": "mouse_click", "x": 120, "y": 115})
             await env.step({"name": "keyboard_type", "text": "lasagna"})
             await env.step({"name": "keyboard_press", "key": "Enter"})
-            await env.step({"name": "mouse_drag_and_drop", "from_x": 430, "from_y": 50, "to_x": 900,
-                            "to_y": 400})
+            await env.step(
+                {"name": "mouse_drag_and_drop", "from_x": 430, "from_y": 50, "to_x": 900, "to_y": 400}
+            )
             await env.step({"name": "scroll_at", "x": 800, "y": 70, "delta_y": 300})
             obs = await env.step({"name": "scroll", "delta_y": 500})
             assert obs.title == "scrolled 500"

@@ -1,0 +1,84 @@
+"""What both judges share: the judge model role, screenshots as images or as text, verdict parsing."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from inspect_ai.model import ContentImage, ContentText, GenerateConfig, Model, get_model
+
+from forge_eval.benchmarks.web._trajectory import Step, Trajectory
+from forge_eval.benchmarks.web.judges._ocr import ocr, ocr_available
+from forge_eval.harnesses.molmoweb import is_text_only
+
+#: Inspect model role the judges use (`forge-eval run --judge MODEL` binds it; unbound = the run's model).
+JUDGE_ROLE = "judge"
+#: Judges sample greedily so that a verdict is repeatable.
+JUDGE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
+#: ARIA characters per screenshot in the text-only variant.
+TEXT_ARIA_CHARS = 1500
+
+
+@dataclass(frozen=True)
+class JudgeView:
+    """How the judge sees screenshots: as images (the protocol) or as ARIA + OCR text (not comparable)."""
+
+    text: bool
+    ocr: bool = True
+
+    def screenshot(self, step: Step, label: str) -> list[Any]:
+        """One screenshot as message content."""
+        if not self.text:
+            uri = "data:image/png;base64," + base64.b64encode(step.screenshot).decode()
+            return [ContentText(text=label), ContentImage(image=uri)]
+        parts = [
+            f"{label} (text rendering; the judge cannot see images)",
+            f"URL: {step.url}",
+            f"Title: {step.title}",
+        ]
+        if step.aria:
+            parts.append("Accessibility tree:\n" + step.aria[:TEXT_ARIA_CHARS])
+        if self.ocr and ocr_available():
+            parts.append("OCR of the screenshot:\n" + ocr(step.screenshot))
+        return [ContentText(text="\n".join(parts))]
+
+    @property
+    def comparable(self) -> bool:
+        return not self.text
+
+
+def judge_model() -> Model:
+    return get_model(role=JUDGE_ROLE, config=JUDGE_CONFIG)
+
+
+def resolve_view(variant_text: bool, model: Model, ocr_text: bool) -> JudgeView:
+    """The text variant when asked for, or when the judge model cannot take images."""
+    return JudgeView(text=variant_text or is_text_only(str(model)), ocr=ocr_text)
+
+
+def all_steps(trajectory: Trajectory) -> list[Step]:
+    """The start page and every step, in order (each carries the screenshot taken after it)."""
+    return ([trajectory.initial] if trajectory.initial else []) + list(trajectory.steps)
+
+
+def prompt_sha256(*templates: str) -> str:
+    """Identifies the judge's prompts in results.json (changes whenever a template does)."""
+    digest = hashlib.sha256()
+    for template in templates:
+        digest.update(template.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def judge_metadata(name: str, model: Model, view: JudgeView, images: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "judge": name,
+        "judge_model": str(model),
+        "images": images if not view.text else 0,
+        "screenshots": images,
+        "variant": "text" if view.text else "vision",
+        "comparable": view.comparable,
+        **extra,
+    }

@@ -1,0 +1,47 @@
+"""weblab: forge-eval's offline web benchmark, with ground truth.
+
+Six small sites (Starlette, seeded data, real HTML and JavaScript) modelled on sites WebVoyager uses:
+a shop, flight search, recipes, an encyclopedia, news and a dictionary, each served under its own
+hostname through the browser's routing. 31 tasks: information tasks (answer checked) and action tasks
+(the site's server state checked), easy to hard; every one is solved by a scripted oracle through the real
+browser (`run_oracle`). Judges can run beside the verifier (`-T judges=webvoyager,webjudge`) to measure
+how often LLM judges agree with ground truth.
+"""
+
+from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks.weblab._benchmark import Weblab
+from forge_eval.benchmarks.weblab._checks import Verdict, normalize, verify
+from forge_eval.benchmarks.weblab._oracle import run_oracle
+from forge_eval.benchmarks.weblab._site import Site
+from forge_eval.benchmarks.weblab._sites import SITES
+from forge_eval.benchmarks.weblab._task import (
+    QUICK_SUBSET,
+    host_map,
+    select_samples,
+    site_state,
+    sites,
+    weblab,
+    weblab_verifier,
+)
+from forge_eval.benchmarks.weblab._tasks import TASKS, WebTask
+
+BENCHMARKS.register(Weblab.name, Weblab())
+
+__all__ = [
+    "QUICK_SUBSET",
+    "SITES",
+    "TASKS",
+    "Site",
+    "Verdict",
+    "WebTask",
+    "Weblab",
+    "host_map",
+    "normalize",
+    "run_oracle",
+    "select_samples",
+    "site_state",
+    "sites",
+    "verify",
+    "weblab",
+    "weblab_verifier",
+]

@@ -1,0 +1,30 @@
+"""`Weblab`: the benchmark entry for `forge-eval run weblab`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task
+from inspect_ai.dataset import Sample
+
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from forge_eval.benchmarks.web import browser_requirements
+from forge_eval.benchmarks.weblab._task import DEFAULT_TIME_LIMIT, QUICK_SUBSET, select_samples, weblab
+
+
+class Weblab(Benchmark):
+    name = "weblab"
+    description = "offline web tasks in a real browser on six local sites (shop, flights, recipes, wiki, ...)"
+    default_harness = "molmoweb"
+    official = OfficialSettings(trials=1, pass_threshold=1.0, time_limit=DEFAULT_TIME_LIMIT)
+    quick_subset = QUICK_SUBSET
+
+    def requirements(self) -> list[str]:
+        return browser_requirements()
+
+    def load(self, data_dir: Path | None = None) -> list[Sample]:
+        return select_samples("all")
+
+    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
+        return weblab(seed=seed, harness=harness, **options)

@@ -1,0 +1,171 @@
+"""The MolmoWeb harness: the JSON-action browser loop WebVoyager (Fara-595) is run with.
+
+Each step the model sees the task, the page's URL and title, its last `max_past_steps` thoughts and
+actions as text, and the current screenshot only; it answers with one JSON object
+`{"thought": ..., "action": {"name": ..., ...}}` whose coordinates are percentages of the 1280x720
+viewport. `send_msg_to_user` ends the episode with the answer, `report_infeasible` ends it as
+impossible, and the episode's step cap (`max_steps`, a run option) ends it otherwise.
+
+Models that cannot read images (the embedded CPU models, or `observation="text"`) get the page as text
+instead: the visible interactive elements with their coordinates and the start of the ARIA snapshot.
+That is not the official protocol; results with it are marked in the sample metadata.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    ContentImage,
+    ContentText,
+    get_model,
+)
+from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
+from inspect_ai.tool import Tool
+
+from forge_eval.benchmarks.web import ACTIONS, Observation, WebEnv, current_env
+from forge_eval.harnesses._facts import HarnessFacts, TaggingCues
+from forge_eval.harnesses._harness import Harness
+from forge_eval.harnesses._seeding import seed_per_epoch
+from forge_eval.models import EMBEDDED_MODELS
+
+#: Text history the model sees (MolmoWeb's CLI default).
+MAX_PAST_STEPS = 10
+#: Characters of the ARIA snapshot shown to text-only models (every prompt token costs time on CPU).
+TEXT_PAGE_CHARS = 2500
+_XY_KEYS = (("x", "y"), ("from_x", "from_y"), ("to_x", "to_y"))
+
+FACTS = HarnessFacts(name="molmoweb", tagging=TaggingCues(aux_without_tools=False))
+
+_ACTION_LINES = "\n".join(
+    f"- {s.name} {{{', '.join([*s.required, *(k + '?' for k in s.optional)])}}}: {s.doc}"
+    for _, s in ACTIONS.items()
+)
+
+SYSTEM_PROMPT = f"""\
+You are a web browsing agent. You control a browser window of 1280x720 pixels to complete the user's task.
+Every turn you get the task, the current page and your previous steps. Reply with exactly one JSON object:
+{{"thought": "<what you see and what you do next>", "action": {{"name": "<action>", ...arguments}}}}
+Coordinates x and y are percentages of the window width and height (0-100, from the top-left corner).
+Actions:
+{_ACTION_LINES}
+To type into a field, click it first. When the task is done, or you found the answer, use send_msg_to_user
+with msg "[ANSWER] <your answer>". If the task cannot be done, use report_infeasible."""
+
+
+def parse_reply(text: str) -> tuple[str | None, dict[str, Any]]:
+    """The thought and the action of a reply (the last JSON object in it); raises ValueError if none."""
+    for match in reversed(list(re.finditer(r"\{", text))):
+        try:
+            reply, _ = json.JSONDecoder().raw_decode(text[match.start() :])
+        except json.JSONDecodeError:
+            continue
+        if isinstance(reply, dict) and isinstance(reply.get("action"), dict):
+            return (str(reply["thought"]) if reply.get("thought") else None), dict(reply["action"])
+        if isinstance(reply, dict) and "name" in reply:
+            return None, reply
+    raise ValueError("no JSON object with an 'action' in the reply")
+
+
+def to_pixels(action: dict[str, Any], width: int, height: int) -> dict[str, Any]:
+    """Convert the action's percent coordinates into viewport pixels."""
+    out = dict(action)
+    for kx, ky in _XY_KEYS:
+        for key, size in ((kx, width), (ky, height)):
+            # A non-number is left as given: the environment reports the bad argument.
+            with contextlib.suppress(TypeError, ValueError):
+                out[key] = float(out[key]) * size / 100
+    return out
+
+
+def _text_page(obs: Observation, width: int, height: int) -> str:
+    elements = "\n".join(
+        f'[{e["id"]}] {e["role"]} "{e["name"]}" '
+        f"at x={e['x'] * 100 / width:.1f}, y={e['y'] * 100 / height:.1f}"
+        for e in obs.elements or []
+    )
+    return f"Interactive elements:\n{elements}\nPage text (ARIA):\n{(obs.aria or '')[:TEXT_PAGE_CHARS]}"
+
+
+def _history(env: WebEnv) -> str:
+    lines = []
+    steps = env.trajectory.steps
+    for i, s in enumerate(steps[-MAX_PAST_STEPS:], start=max(0, len(steps) - MAX_PAST_STEPS) + 1):
+        note = f" (error: {s.error})" if s.error else ""
+        lines.append(f"{i}. thought: {s.thought or '-'} | action: {json.dumps(s.action)}{note}")
+    return "\n".join(lines) or "(none yet)"
+
+
+def is_text_only(model_name: str) -> bool:
+    """Whether a model cannot take images: the embedded CPU models are text-only."""
+    return model_name.split("/")[-1] in EMBEDDED_MODELS.names()
+
+
+@solver
+def molmoweb_agent(observation: str = "auto") -> Solver:
+    """Run the MolmoWeb loop on the sample's browser episode until it ends.
+
+    Args:
+        observation: "screenshot" (the protocol), "text" (element list + ARIA for text-only models) or
+            "auto" (text for the embedded models, else screenshot).
+    """
+    if observation not in ("auto", "screenshot", "text"):
+        raise ValueError(f"observation must be auto, screenshot or text, got {observation!r}")
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        env = current_env()
+        model = get_model()
+        text = observation == "text" or (observation == "auto" and is_text_only(str(model)))
+        env.elements = text
+        state.metadata["observation"] = "text" if text else "screenshot"
+        obs = await env.observe()
+        task = env.trajectory.task
+        failures = 0
+        while not env.done:
+            header = f"Task: {task}\nURL: {obs.url}\nTitle: {obs.title}\nTabs: {len(obs.tabs)}\n"
+            header += f"Previous steps:\n{_history(env)}\n"
+            content: list[Any] = [ContentText(text=header)]
+            if text:
+                content.append(ContentText(text=_text_page(obs, env.config.width, env.config.height)))
+            else:
+                content.append(ContentImage(image=obs.screenshot_data_uri()))
+            messages: list[ChatMessage] = [
+                ChatMessageSystem(content=SYSTEM_PROMPT),
+                ChatMessageUser(content=content),
+            ]
+            output = await model.generate(messages)
+            reply = output.completion
+            state.messages.append(ChatMessageAssistant(content=reply, model=output.model))
+            try:
+                thought, action = parse_reply(reply)
+            except ValueError as e:
+                failures += 1
+                action, thought = {"name": "noop"}, f"(unparseable reply: {e})"
+            obs = await env.step(to_pixels(action, env.config.width, env.config.height), thought=thought)
+        state.metadata["unparseable_replies"] = failures
+        state.output.completion = env.trajectory.final_response
+        return state
+
+    return solve
+
+
+class MolmoWebHarness(Harness):
+    name = "molmoweb"
+    description = "MolmoWeb's JSON-action browser loop (screenshot + text history; percent coordinates)"
+    facts = FACTS
+
+    def requirements(self) -> list[str]:
+        from forge_eval.benchmarks.web import browser_requirements
+
+        return browser_requirements()
+
+    def solver(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
+        """The loop drives the sample's browser directly; `tools` and `system_prompt` are not used."""
+        return chain(seed_per_epoch(), molmoweb_agent(**options))
