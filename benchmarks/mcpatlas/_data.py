@@ -1,0 +1,143 @@
+"""MCP-Atlas task rows (TASK, ENABLED_TOOLS, PROMPT, TRAJECTORY, GTFA_CLAIMS) from CSV or parquet.
+
+The repository ships the 10-task `sample_tasks.csv`; the 500 public tasks are the Hugging Face parquet
+(`ScaleAI/MCP-Atlas`). Both have the same columns; JSON-valued columns may hold JSON text (CSV) or
+already-decoded lists (parquet).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from forge_eval._errors import ForgeError
+from forge_eval.benchmarks._acquire import DataSource, locate_data
+
+COLUMNS = ("TASK", "ENABLED_TOOLS", "PROMPT", "TRAJECTORY", "GTFA_CLAIMS")
+SAMPLE_FILE = "sample_tasks.csv"
+SOURCE = DataSource(
+    benchmark="mcpatlas",
+    repo="scaleapi/mcp-atlas",
+    revision="b290e67",
+    marker=SAMPLE_FILE,
+    subdirs=("services/mcp_eval", "scaleapi-mcp-atlas_b290e67"),
+    manual="the 500 tasks are a parquet on Hugging Face (ScaleAI/MCP-Atlas); pass that file as --data-dir",
+)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+
+
+@dataclass(frozen=True)
+class AtlasTask:
+    """One MCP-Atlas task: its enabled tools (`<server>_<tool>`), prompt, reference calls, claims."""
+
+    task_id: str
+    enabled_tools: tuple[str, ...]
+    prompt: str
+    trajectory_tools: tuple[str, ...]
+    claims: tuple[str, ...]
+
+    @property
+    def enabled_servers(self) -> frozenset[str]:
+        return frozenset(server_of(t) for t in self.enabled_tools)
+
+
+def server_of(tool: str) -> str:
+    """`osm-mcp-server_geocode_address` -> `osm-mcp-server` (server names never contain '_')."""
+    return tool.split("_", 1)[0]
+
+
+def _json_list(value: Any, where: str) -> list[Any]:
+    if isinstance(value, list):
+        return value
+    if hasattr(value, "tolist"):  # numpy arrays from parquet
+        return list(value.tolist())
+    try:
+        data = json.loads(value) if isinstance(value, str) and value.strip() else []
+    except json.JSONDecodeError as e:
+        raise ForgeError(f"{where}: not valid JSON ({e.msg} at position {e.pos})") from None
+    if not isinstance(data, list):
+        raise ForgeError(f"{where}: expected a JSON list, got {type(data).__name__}")
+    return data
+
+
+def claims_of(value: Any, where: str) -> tuple[str, ...]:
+    """Claims from a JSON list (strings or {"claim": ...}) or bulleted lines; blanks and stubs dropped."""
+    if isinstance(value, str) and not value.strip().startswith("["):
+        items: list[Any] = value.splitlines()
+    else:
+        items = _json_list(value, where)
+    texts = [str(i["claim"]) if isinstance(i, dict) and "claim" in i else str(i) for i in items]
+    cleaned = (_BULLET.sub("", t).strip() for t in texts)
+    return tuple(c for c in cleaned if len(c) > 3)
+
+
+def tool_calls(trajectory: list[Any]) -> tuple[str, ...]:
+    names = []
+    for message in trajectory:
+        for call in (message.get("tool_calls") or []) if isinstance(message, dict) else []:
+            name = (call.get("function") or {}).get("name")
+            if name:
+                names.append(str(name))
+    return tuple(names)
+
+
+def parse_row(row: dict[str, Any], where: str) -> AtlasTask:
+    missing = [c for c in COLUMNS if c not in row]
+    if missing:
+        raise ForgeError(
+            f"{where}: missing column(s) {', '.join(missing)}", hint=f"expected {', '.join(COLUMNS)}"
+        )
+    task_id = str(row["TASK"]).strip()
+    if not task_id:
+        raise ForgeError(f"{where}: field 'TASK' is empty")
+    if not str(row["PROMPT"]).strip():
+        raise ForgeError(f"{where} (task {task_id}): field 'PROMPT' is empty")
+    claims = claims_of(row["GTFA_CLAIMS"], f"{where} (task {task_id}) field 'GTFA_CLAIMS'")
+    if not claims:
+        raise ForgeError(f"{where} (task {task_id}): field 'GTFA_CLAIMS' has no claims")
+    return AtlasTask(
+        task_id=task_id,
+        enabled_tools=tuple(
+            str(t)
+            for t in _json_list(row["ENABLED_TOOLS"], f"{where} (task {task_id}) field 'ENABLED_TOOLS'")
+        ),
+        prompt=str(row["PROMPT"]),
+        trajectory_tools=tool_calls(
+            _json_list(row["TRAJECTORY"], f"{where} (task {task_id}) field 'TRAJECTORY'")
+        ),
+        claims=claims,
+    )
+
+
+@cache
+def load_file(path: Path) -> tuple[AtlasTask, ...]:
+    """Tasks of one CSV or parquet file, in file order."""
+    if path.suffix == ".parquet":
+        import pandas as pd
+
+        rows = pd.read_parquet(path).to_dict(orient="records")
+    else:
+        csv.field_size_limit(sys.maxsize)  # trajectories are long JSON texts
+        with path.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    if not rows:
+        raise ForgeError(f"no MCP-Atlas tasks in {path}")
+    return tuple(
+        parse_row(r, f"{path} row {i + 2 if path.suffix != '.parquet' else i}") for i, r in enumerate(rows)
+    )
+
+
+def task_file(data_dir: Path | str | None = None) -> Path:
+    """A given .csv/.parquet file, else the sample CSV in the folder / upstream root / cache."""
+    if data_dir is not None and Path(data_dir).suffix in (".csv", ".parquet"):
+        path = Path(data_dir).expanduser()
+        if not path.is_file():
+            raise ForgeError(f"--data-dir {path}: no such file")
+        return path
+    return locate_data(SOURCE, data_dir) / SAMPLE_FILE

@@ -1,0 +1,130 @@
+"""MCP-Atlas: loader on the shared sample (CSV and parquet), the 89-task rule, claim scoring."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from forge_eval._errors import ForgeError
+from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks.mcpatlas import (
+    AtlasTask,
+    claims_of,
+    coverage,
+    judge_claims,
+    load_file,
+    paper_subset,
+    parse_row,
+    passed,
+    task_file,
+    trajectory_servers,
+)
+
+DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
+ATLAS = DATA / "mcpatlas"
+needs_data = pytest.mark.skipif(not ATLAS.is_dir(), reason=f"shared MCP-Atlas data not found at {ATLAS}")
+
+
+@needs_data
+def test_sample_csv_loads_all_10_tasks_and_all_pass_the_paper_rule() -> None:
+    tasks = load_file(task_file(ATLAS))
+    assert len(tasks) == 10 and len({t.task_id for t in tasks}) == 10
+    assert all(10 <= len(t.enabled_tools) <= 25 for t in tasks)
+    assert all(2 <= len(t.claims) <= 7 for t in tasks)
+    first = next(t for t in tasks if t.task_id == "688ba1b3e95696e72dd93e8d")
+    assert trajectory_servers(first) == {"wikipedia", "osm-mcp-server"}
+    assert first.claims[1] == "Frank Gehry was born in Toronto."
+    assert len(paper_subset(tasks)) == 10  # benchmarks.md: all 10 sample tasks pass the rule
+
+
+@needs_data
+def test_parquet_gives_the_same_tasks(tmp_path: Path) -> None:
+    csv_tasks = load_file(task_file(ATLAS))
+    frame = pd.read_csv(task_file(ATLAS))
+    frame["ENABLED_TOOLS"] = frame["ENABLED_TOOLS"].map(json.loads)  # parquet holds decoded lists
+    path = tmp_path / "tasks.parquet"
+    frame.to_parquet(path)
+    assert load_file(task_file(path)) == csv_tasks
+
+
+@needs_data
+def test_every_sample_task_is_skipped_with_a_reason() -> None:
+    bench = BENCHMARKS.get("mcpatlas")
+    skipped = bench.skipped(ATLAS)
+    assert len(skipped) == 10 and bench.load(ATLAS) == []
+    assert sum("live web" in r for r in skipped.values()) >= 4
+    assert sum("seeded" in r for r in skipped.values()) >= 3
+
+
+def _task(tools: list[str]) -> AtlasTask:
+    row = {
+        "TASK": "t",
+        "ENABLED_TOOLS": "[]",
+        "PROMPT": "p",
+        "GTFA_CLAIMS": '["a claim here"]',
+        "TRAJECTORY": json.dumps(
+            [{"role": "assistant", "tool_calls": [{"function": {"name": n}} for n in tools]}]
+        ),
+    }
+    return parse_row(row, "test")
+
+
+def test_paper_rule_renames_and_key_gated_servers() -> None:
+    assert paper_subset([_task(["calculator_calculate", "wikipedia_search_wikipedia"])])
+    assert not paper_subset([_task(["brave_brave_web_search"])])  # brave-search needs a key
+    assert trajectory_servers(_task(["MongoDB_find"])) == {"mongodb"}
+    assert not paper_subset([_task(["notion_API-post-search", "calculator_calculate"])])
+
+
+def test_bad_rows_name_the_field() -> None:
+    with pytest.raises(ForgeError, match="missing column"):
+        parse_row({"TASK": "t"}, "f.csv row 2")
+    row = {
+        "TASK": "t",
+        "ENABLED_TOOLS": "[not json",
+        "PROMPT": "p",
+        "TRAJECTORY": "[]",
+        "GTFA_CLAIMS": '["x y z w"]',
+    }
+    with pytest.raises(ForgeError, match="field 'ENABLED_TOOLS': not valid JSON"):
+        parse_row(row, "f.csv row 2")
+
+
+def test_claims_from_lists_objects_and_bullets() -> None:
+    assert claims_of('["A is B.", {"claim": "C is D."}, "ok"]', "x") == ("A is B.", "C is D.")
+    assert claims_of("- first claim\n2. second claim\n", "x") == ("first claim", "second claim")
+
+
+def test_coverage_outcomes_and_pass_line() -> None:
+    assert coverage(["fulfilled", "partially_fulfilled", "not_fulfilled"]) == 0.5
+    assert coverage(["fulfilled", "fulfilled", "partially_fulfilled"]) == 0.833
+    assert coverage(["fulfilled", "bogus"]) == 0.5  # unknown outcome = not fulfilled
+    assert passed(0.75) and not passed(0.749)
+
+
+class ScriptedJudge:
+    def __init__(self, outcomes: list[Any]) -> None:
+        self.outcomes = outcomes
+        self.prompts: list[str] = []
+
+    async def verdict(self, prompt: str) -> dict[str, Any]:
+        self.prompts.append(prompt)
+        outcome = self.outcomes[len(self.prompts) - 1]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return {"coverage_outcome": outcome}
+
+
+def test_one_judge_call_per_claim_and_failures_count_zero() -> None:
+    judge = ScriptedJudge(["fulfilled", RuntimeError("timeout"), "partially_fulfilled", "fulfilled"])
+    claims = ("c1 is one", "c2 is two", "c3 is three", "c4 is four")
+    score, details = asyncio.run(judge_claims(judge, claims, "the answer"))
+    assert score == round(2.5 / 4, 3) and len(judge.prompts) == 4
+    assert details[1].outcome == "not_fulfilled" and "timeout" in details[1].justification
+    assert "within 5%" in judge.prompts[0] and "1 percentage point" in judge.prompts[0]
