@@ -87,6 +87,8 @@ class RolloutRecord(BaseModel):
     attempt: int = 0
     group_uid: str | None = None
     task_id: str | None = None
+    seed: int | None = Field(default=None, description="run seed of an evaluation (forge-eval run)")
+    epoch: int | None = Field(default=None, description="epoch (1-based) of an evaluation sample")
     harness: str | None = None
     mode: Literal["train", "eval"] = "train"
     sampling: dict[str, Any] = Field(default_factory=dict, description="pinned sampling parameters")

@@ -11,7 +11,7 @@ from pathlib import Path
 from forge_eval.harnesses._external import POLICY_MODEL, ExternalHarness, Launch, ProxyEndpoint
 from forge_eval.harnesses._facts import OTHER, HarnessFacts, TaggingCues, reads, shell, writes
 from forge_eval.harnesses._npm import NpmPackage
-from forge_eval.harnesses._process import Workspace
+from forge_eval.harnesses._workspace import Workspace
 
 CLAUDE_CODE = NpmPackage("@anthropic-ai/claude-code", "2.1.197", bin="claude")
 

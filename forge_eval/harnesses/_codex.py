@@ -11,7 +11,7 @@ from pathlib import Path
 from forge_eval.harnesses._external import POLICY_MODEL, ExternalHarness, Launch, ProxyEndpoint
 from forge_eval.harnesses._facts import OTHER, HarnessFacts, TaggingCues, ToolUse, reads, shell
 from forge_eval.harnesses._npm import NpmPackage
-from forge_eval.harnesses._process import Workspace
+from forge_eval.harnesses._workspace import Workspace
 
 CODEX = NpmPackage("@openai/codex", "0.171.0", bin="codex")
 #: The provider's environment variable that holds the API key.

@@ -13,15 +13,13 @@ import secrets
 import shutil
 import sys
 import tempfile
-import time
 import warnings
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import uuid4
 
-import httpx
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageAssistant, GenerateConfig, ModelOutput, get_model
 from inspect_ai.model._generate_config import active_generate_config
@@ -31,10 +29,13 @@ from inspect_ai.tool import Tool
 from forge_eval._errors import ForgeError
 from forge_eval.harnesses._harness import Harness
 from forge_eval.harnesses._npm import NpmPackage, ensure_installed
-from forge_eval.harnesses._process import Finished, Workspace, run_on_host
-from forge_eval.harnesses._seeding import seed_per_epoch
+from forge_eval.harnesses._seeding import run_seed_for, seed_per_epoch
 from forge_eval.harnesses._settings import current_settings
 from forge_eval.harnesses._toolbridge import ToolBridge
+from forge_eval.harnesses._workspace import Workspace
+
+if TYPE_CHECKING:  # the sandbox lives in training.backends, imported when a sample runs
+    from forge_eval.training.backends import SandboxLimits, SandboxResult, SandboxSpec
 
 #: The model name harnesses ask for; the proxy serves any name with the run's model.
 POLICY_MODEL = "forge-policy"
@@ -84,6 +85,12 @@ class ExternalHarness(Harness):
     def final_answer(self, stdout: str) -> str:
         """The agent's final message, from the harness's (JSON) output."""
 
+    def limits(self) -> "SandboxLimits":
+        """CPU / memory / pids caps of one sample's sandbox (the paper's pods: 2 CPU / 2 GB)."""
+        from forge_eval.training.backends import SandboxLimits
+
+        return SandboxLimits()
+
     def binary(self, prefix: Path) -> Path:
         main = next(p for p in self.packages if p.bin)
         return main.executable(prefix)
@@ -121,6 +128,22 @@ def _rollout_id(state: TaskState) -> str:
     return f"{stem}-e{state.epoch}-{uuid4().hex[:8]}"
 
 
+def _rollout_fields(rollout_id: str, state: TaskState, harness: ExternalHarness) -> dict[str, Any]:
+    """The eval rollout's record: task, run seed and epoch (joins records to the log), pinned sampling."""
+    sampling = _sampling()
+    wire_seed = sampling.get("seed")
+    return {
+        "rollout_id": rollout_id,
+        "task_id": str(state.sample_id),
+        "seed": None if wire_seed is None else run_seed_for(wire_seed, state.epoch),
+        "epoch": state.epoch,
+        "harness": harness.name,
+        "mode": "eval",
+        "sampling": sampling,
+        "deadline_s": harness.timeout_s,
+    }
+
+
 def _sampling() -> dict[str, Any]:
     """The run's sampling, pinned on the rollout: the eval's settings win over the harness's own."""
     config: GenerateConfig = active_generate_config()
@@ -130,71 +153,52 @@ def _sampling() -> dict[str, Any]:
 @solver
 def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt: str) -> Solver:
     """Run `harness` on the sample through a per-sample proxy and tool bridge (see the module doc)."""
-    from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, serve_in_task
+    from forge_eval.training._proxy_control import HttpProxyControl
+    from forge_eval.training.backends import RolloutOutcome
+    from forge_eval.training.proxy import (
+        InspectUpstream,
+        ProxyConfig,
+        create_app,
+        create_control_app,
+        serve_in_task,
+    )
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         settings = current_settings()
         prefix = await asyncio.to_thread(harness.install)
         bridge = ToolBridge(tools)
         with tempfile.TemporaryDirectory(prefix=f"forge-{harness.name}-") as root:
-            workspace = Workspace(Path(root)).create()
-            bridge.install(workspace.bin, sys.executable)
-            (workspace.work / "SKILL.md").write_text(bridge.instructions() + "\n")
-            secret = secrets.token_urlsafe(24)
+            workspace = _prepare(Workspace(Path(root)), bridge)
             config = ProxyConfig(
                 records_dir=settings.records_dir or workspace.root / "records",
-                secret=secret,
+                secret=secrets.token_urlsafe(24),
                 served_model=str(get_model()),
             )
             app = create_app(config, InspectUpstream())
+            # the control plane has no listener at all: only this solver creates and ends rollouts
+            control = HttpProxyControl.in_process(create_control_app(app), str(config.admin_key))
             async with serve_in_task(app) as proxy_url, serve_in_task(bridge.app()) as tools_url:
                 rollout_id = _rollout_id(state)
-                created = await _control(
-                    proxy_url,
-                    secret,
-                    "/rollouts",
-                    {
-                        "rollout_id": rollout_id,
-                        "task_id": str(state.sample_id),
-                        "harness": harness.name,
-                        "mode": "eval",
-                        "sampling": _sampling(),
-                        "deadline_s": harness.timeout_s,
-                    },
-                )
-                proxy = ProxyEndpoint(proxy_url + created["base_path"], created["api_key"])
+                created = await control.create_rollout(_rollout_fields(rollout_id, state, harness))
+                proxy = ProxyEndpoint(proxy_url + created.base_path, created.api_key)
                 prompt = prompt_for(system_prompt, bridge, state.input_text)
                 launch = harness.launch(prompt=prompt, proxy=proxy, workspace=workspace, prefix=prefix)
-                for path, text in launch.files.items():
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    path.write_text(text)
-                env = {
-                    "PATH": f"{workspace.bin}:{launch.env.pop('PATH', '/usr/local/bin:/usr/bin:/bin')}",
-                    "HOME": str(workspace.home),
-                    "TMPDIR": str(workspace.tmp),
-                    "LANG": "C.UTF-8",
-                    "FORGE_TOOLS_URL": tools_url,
-                    **launch.env,
-                }
-                started = time.monotonic()
-                finished = await _run(launch.argv, env, workspace, settings.sandbox, harness.timeout_s)
-                answer = harness.final_answer(finished.stdout)
-                status = "timeout" if finished.timed_out else "exited" if finished.exit_code == 0 else "crash"
-                await _control(
-                    proxy_url,
-                    secret,
-                    f"/rollouts/{rollout_id}/status",
-                    {"status": status, "exit_code": finished.exit_code},
-                )
+                spec = _sandbox_spec(harness, launch, workspace, prefix, proxy_url, tools_url)
+                result = await _run(spec, settings.sandbox)
+                answer = harness.final_answer(result.stdout)
+                outcome = RolloutOutcome(result.status, exit_code=result.exit_code, answer=answer)
+                await control.report(rollout_id, 0, outcome)
+                await control.aclose()
         transcript().info(
             {
                 "harness": harness.name,
                 "rollout_id": rollout_id,
-                "exit_code": finished.exit_code,
-                "timed_out": finished.timed_out,
-                "wall_s": round(time.monotonic() - started, 2),
+                "status": result.status,
+                "exit_code": result.exit_code,
+                "sandboxed": result.sandboxed,
+                "wall_s": round(result.duration_s, 2),
                 "tool_calls": bridge.calls,
-                "stderr_tail": finished.stderr[-2000:],
+                "stderr_tail": result.stderr[-2000:],
             },
             source=harness.name,
         )
@@ -205,21 +209,59 @@ def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt:
     return solve
 
 
-async def _control(proxy_url: str, secret: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
-    async with httpx.AsyncClient(timeout=30) as client:
-        answer = await client.post(proxy_url + path, json=body, headers={"Authorization": f"Bearer {secret}"})
-    if answer.status_code >= 400:
-        raise ForgeError(f"the proxy refused {path}: {answer.status_code} {answer.text[:500]}")
-    return answer.json()
+def _prepare(workspace: Workspace, bridge: ToolBridge) -> Workspace:
+    """Create the directories, the `forge-tool` command and SKILL.md."""
+    workspace.create()
+    bridge.install(workspace.bin, sys.executable)
+    # Codex runs commands in login shells, whose /etc/profile resets PATH; ~/.profile comes after it
+    (workspace.home / ".profile").write_text(f'export PATH="{workspace.bin}:$PATH"\n')
+    (workspace.work / "SKILL.md").write_text(bridge.instructions() + "\n")
+    return workspace
 
 
-async def _run(
-    argv: list[str], env: dict[str, str], workspace: Workspace, sandbox: bool, timeout_s: float
-) -> Finished:
+def _sandbox_spec(
+    harness: ExternalHarness,
+    launch: Launch,
+    workspace: Workspace,
+    prefix: Path,
+    proxy_url: str,
+    tools_url: str,
+) -> "SandboxSpec":
+    """The harness in a sandbox: the workspace writable, the npm cache and this Python read-only, and the
+    ports of the proxy's data plane and of the tool bridge forwarded at the same numbers (nothing else)."""
+    from forge_eval.training.backends import SandboxSpec, python_ro_binds
+
+    for path, text in launch.files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    env = {
+        "HOME": str(workspace.home),
+        "TMPDIR": str(workspace.tmp),
+        "LANG": "C.UTF-8",
+        "FORGE_TOOLS_URL": tools_url,
+        **launch.env,
+        "PATH": f"{workspace.bin}:{launch.env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}",
+    }
+    ports = [int(url.rsplit(":", 1)[1]) for url in (proxy_url, tools_url)]
+    return SandboxSpec(
+        argv=launch.argv,
+        workdir=workspace.root,
+        cwd=workspace.work,
+        env=env,
+        forwards={port: f"127.0.0.1:{port}" for port in ports},
+        ro_binds=[prefix, *python_ro_binds()],
+        limits=harness.limits(),
+        timeout_s=harness.timeout_s,
+    )
+
+
+async def _run(spec: "SandboxSpec", sandbox: bool) -> "SandboxResult":
+    from forge_eval.training.backends import start_sandbox
+
     if not sandbox:
         warnings.warn(
-            f"--no-sandbox: {Path(argv[0]).name} runs as a plain process on this host, unisolated",
+            f"--no-sandbox: {Path(spec.argv[0]).name} runs on this host without isolation",
             stacklevel=2,
         )
-        return await run_on_host(argv, env, workspace.work, timeout_s)
-    return await run_on_host(argv, env, workspace.work, timeout_s)
+    async with await start_sandbox(spec, no_sandbox=not sandbox) as running:
+        return await running.wait()

@@ -19,6 +19,11 @@ def epoch_seed_for(seed: int, epoch: int) -> int:
     return seed + (epoch - 1) * EPOCH_STRIDE
 
 
+def run_seed_for(wire_seed: int, epoch: int) -> int:
+    """The run seed whose `epoch` samples with `wire_seed` (the inverse of `epoch_seed_for`)."""
+    return wire_seed - (epoch - 1) * EPOCH_STRIDE
+
+
 @solver
 def seed_per_epoch() -> Solver:
     """Set this sample's sampling seed from the task's seed and the sample's epoch."""
