@@ -9,6 +9,7 @@ def _load() -> None:
     import forge_eval.benchmarks.claweval  # noqa: F401
     import forge_eval.benchmarks.forgelab  # noqa: F401
     import forge_eval.benchmarks.mcpatlas  # noqa: F401
+    import forge_eval.benchmarks.osworld  # noqa: F401
     import forge_eval.benchmarks.qwenclawbench  # noqa: F401
     import forge_eval.benchmarks.weblab  # noqa: F401
 

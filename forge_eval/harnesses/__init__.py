@@ -17,10 +17,18 @@ from forge_eval.harnesses._openclaw import OpenClawHarness
 from forge_eval.harnesses._react import ReactHarness
 from forge_eval.harnesses._seeding import epoch_seed_for, seed_per_epoch
 from forge_eval.harnesses._settings import HarnessSettings, current_settings, harness_settings
+from forge_eval.harnesses.computer import ComputerHarness
 from forge_eval.harnesses.molmoweb import MolmoWebHarness
 
 HARNESSES: Registry[Harness] = Registry("harness")
-for _harness in (ReactHarness(), CodexHarness(), ClaudeCodeHarness(), OpenClawHarness(), MolmoWebHarness()):
+for _harness in (
+    ReactHarness(),
+    CodexHarness(),
+    ClaudeCodeHarness(),
+    OpenClawHarness(),
+    MolmoWebHarness(),
+    ComputerHarness(),
+):
     HARNESSES.register(_harness.name, _harness)
 
 
@@ -33,6 +41,7 @@ __all__ = [
     "HARNESSES",
     "ClaudeCodeHarness",
     "CodexHarness",
+    "ComputerHarness",
     "ExternalHarness",
     "Harness",
     "HarnessFacts",

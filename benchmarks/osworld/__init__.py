@@ -1,0 +1,45 @@
+"""OSWorld-Verified: desktop tasks on a real desktop, scored by OSWorld's own checkers.
+
+Providers (`local` Xvfb desktop, `podman`/`docker` container, OSWorld's own `vm`) sit behind one
+interface; a small controller stands in for OSWorld's in-VM server, so OSWorld's own setup code,
+getters and metrics (PyPI `desktop-env`, pinned) run unchanged. Tasks a provider cannot run are
+listed as skipped with their reason.
+"""
+
+from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks.osworld._benchmark import OSWorld
+from forge_eval.benchmarks.osworld._controller import Controller
+from forge_eval.benchmarks.osworld._data import SOURCE, OSWorldTask, data_root, load_tasks
+from forge_eval.benchmarks.osworld._desktop import LocalDesktop
+from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
+from forge_eval.benchmarks.osworld._providers import PROVIDERS, Provider, Session, make_provider
+from forge_eval.benchmarks.osworld._support import RULES, SupportContext, skip_reason
+from forge_eval.benchmarks.osworld._task import Episode, evaluate, osworld, runnable, start_episode
+
+BENCHMARKS.register(OSWorld.name, OSWorld())
+
+__all__ = [
+    "ACTION_SPACES",
+    "OBSERVATION_TYPES",
+    "PROVIDERS",
+    "RULES",
+    "SOURCE",
+    "STEP_CAPS",
+    "Controller",
+    "Episode",
+    "LocalDesktop",
+    "OSWorld",
+    "OSWorldTask",
+    "Provider",
+    "Session",
+    "SupportContext",
+    "data_root",
+    "evaluate",
+    "load_tasks",
+    "make_env",
+    "make_provider",
+    "osworld",
+    "runnable",
+    "skip_reason",
+    "start_episode",
+]

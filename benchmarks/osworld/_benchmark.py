@@ -1,0 +1,48 @@
+"""`OSWorld`: the benchmark entry for `forge-eval run osworld`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task
+from inspect_ai.dataset import Sample
+
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from forge_eval.benchmarks.osworld._data import data_root
+from forge_eval.benchmarks.osworld._providers import make_provider
+from forge_eval.benchmarks.osworld._task import osworld, runnable, to_sample
+
+
+def _selection(options: dict[str, Any]) -> dict[str, Any]:
+    return {k: options[k] for k in ("subset", "task_ids", "domain") if options.get(k) is not None}
+
+
+class OSWorld(Benchmark):
+    name = "osworld"
+    description = "OSWorld-Verified: 369 Ubuntu desktop tasks scored by OSWorld's own execution checkers"
+    default_harness = "computer"
+    # One trial, execution-based scores in [0, 1] (a few metrics are graded), no judge.
+    official = OfficialSettings(trials=1, pass_threshold=1.0, graded=True)
+    accepts_data_dir = True
+
+    def requirements(self) -> list[str]:
+        from forge_eval.benchmarks.osworld._evaluators import INSTALL_HINT, desktop_env
+
+        missing = []
+        try:
+            desktop_env()
+        except Exception as exc:  # a ForgeError with the install hint, or an import failure
+            missing.append(f"OSWorld's checkers: {exc} ({INSTALL_HINT})")
+        return missing + make_provider("local").requirements()
+
+    def load(self, data_dir: Path | None = None) -> list[Sample]:
+        tasks, _ = runnable(data_root(data_dir), "local")
+        return [to_sample(t) for t in tasks]
+
+    def skipped(self, data_dir: Path | None = None, **options: Any) -> dict[str, str]:
+        provider = str(options.get("provider", "local"))
+        return runnable(data_root(data_dir), provider, **_selection(options))[1]
+
+    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
+        return osworld(seed=seed, harness=harness, **options)

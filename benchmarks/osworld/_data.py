@@ -1,0 +1,169 @@
+"""OSWorld-Verified task data: the 369 Ubuntu task JSONs and the task files their setups download.
+
+Task JSONs come from `--data-dir` (a copy of the OSWorld repository, or of its `evaluation_examples`
+parent), else the user cache, else the upstream archive (`forge_eval.benchmarks._acquire`). Task files
+(documents, images, gold files on Hugging Face) are cached once under `<cache>/osworld-files/` with
+OSWorld's own names (`<uuid5(url)>_<file name>`), so a cache filled by OSWorld's runner can be reused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from forge_eval._errors import UnknownNameError, UsageError
+from forge_eval.benchmarks._acquire import DataSource, cache_root, locate_data
+
+# The Verified task set (2025-07-28 and later); the exact upstream commit of the copy the tests read is
+# unknown, hence the branch. Pass --data-dir for a pinned copy.
+SOURCE = DataSource(
+    benchmark="osworld",
+    repo="xlang-ai/OSWorld",
+    revision="main",
+    marker="evaluation_examples/test_all.json",
+    subdirs=("OSWorld_snapshot_ljxpython-b5007a9", "osworld_verified/OSWorld_snapshot_ljxpython-b5007a9"),
+)
+#: Task lists shipped with the data: `subset` option values.
+SUBSETS = {
+    "all": "test_all.json",
+    "nogdrive": "test_nogdrive.json",
+    "small": "test_small.json",
+    "infeasible": "test_infeasible.json",
+}
+_ONLINE_PROBE = "https://huggingface.co"
+
+
+@dataclass(frozen=True)
+class OSWorldTask:
+    """One task JSON and where it came from."""
+
+    domain: str
+    raw: dict[str, Any] = field(hash=False, compare=False)
+
+    @property
+    def id(self) -> str:
+        return str(self.raw["id"])
+
+    @property
+    def instruction(self) -> str:
+        return str(self.raw["instruction"])
+
+    @property
+    def evaluator(self) -> dict[str, Any]:
+        return dict(self.raw.get("evaluator", {}))
+
+    @property
+    def config(self) -> list[dict[str, Any]]:
+        return list(self.raw.get("config", []))
+
+    @property
+    def infeasible(self) -> bool:
+        return self.evaluator.get("func") == "infeasible"
+
+    def downloads(self) -> list[tuple[str, Path]]:
+        """(url, cache path) of every file the setup downloads or a checker fetches (`cloud_file`)."""
+        found: list[tuple[str, Path]] = []
+        for step in self.config + list(self.evaluator.get("postconfig", [])):
+            if step.get("type") == "download":
+                found += [
+                    (f["url"], files_dir() / cached_name(f["url"], os.path.basename(f["path"])))
+                    for f in step["parameters"]["files"]
+                ]
+        for key in ("expected", "result"):
+            for getter in _as_list(self.evaluator.get(key)):
+                if isinstance(getter, dict) and getter.get("type") == "cloud_file":
+                    urls, dests = _as_list(getter.get("path")), _as_list(getter.get("dest"))
+                    found += [(u, task_cache_dir(self.id) / d) for u, d in zip(urls, dests, strict=False)]
+        return found
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def data_root(data_dir: Path | str | None = None) -> Path:
+    """The folder that holds `evaluation_examples/`."""
+    return locate_data(SOURCE, data_dir)
+
+
+@cache
+def _load_all(root: Path) -> tuple[OSWorldTask, ...]:
+    examples = root / "evaluation_examples"
+    index = json.loads((examples / SUBSETS["all"]).read_text())
+    tasks = []
+    for domain, ids in index.items():
+        for task_id in ids:
+            path = examples / "examples" / domain / f"{task_id}.json"
+            try:
+                tasks.append(OSWorldTask(domain, json.loads(path.read_text())))
+            except (OSError, json.JSONDecodeError) as exc:
+                raise UsageError(
+                    f"OSWorld task file {path} cannot be read: {exc}",
+                    hint="re-download the data or fix --data-dir",
+                ) from None
+    return tuple(tasks)
+
+
+def load_tasks(
+    root: Path, subset: str = "all", task_ids: str | None = None, domain: str | None = None
+) -> list[OSWorldTask]:
+    """The tasks of a subset (all, nogdrive, small, infeasible), a domain, or listed ids."""
+    tasks = list(_load_all(root))
+    if task_ids:
+        by_id = {t.id: t for t in tasks}
+        wanted = [i.strip() for i in task_ids.split(",") if i.strip()]
+        for task_id in wanted:
+            if task_id not in by_id:
+                raise UnknownNameError("OSWorld task id", task_id, list(by_id))
+        return [by_id[i] for i in wanted]
+    if subset not in SUBSETS:
+        raise UnknownNameError("OSWorld subset", subset, list(SUBSETS))
+    if subset != "all":
+        index = json.loads((root / "evaluation_examples" / SUBSETS[subset]).read_text())
+        chosen = {i for ids in index.values() for i in ids}
+        tasks = [t for t in tasks if t.id in chosen]
+    if domain is not None:
+        domains = sorted({t.domain for t in _load_all(root)})
+        if domain not in domains:
+            raise UnknownNameError("OSWorld domain", domain, domains)
+        tasks = [t for t in tasks if t.domain == domain]
+    return tasks
+
+
+def files_dir() -> Path:
+    """Where setup downloads are cached (`FORGE_CACHE_DIR`/benchmarks/osworld-files)."""
+    return cache_root() / "osworld-files"
+
+
+def task_cache_dir(task_id: str) -> Path:
+    """A task's checker folder (OSWorld's `cache/<task id>`): expected files stay for the next run."""
+    return cache_root() / "osworld-tasks" / task_id
+
+
+def cached_name(url: str, name: str) -> str:
+    """OSWorld's cache file name for `url` saved as `name`."""
+    return f"{uuid.uuid5(uuid.NAMESPACE_URL, url)}_{name}"
+
+
+def missing_files(task: OSWorldTask) -> list[str]:
+    """URLs of the task's files that are not in the cache."""
+    return [url for url, path in task.downloads() if not path.exists()]
+
+
+@cache
+def online() -> bool:
+    """Whether the task-file host answers (checked once per process, 5 s)."""
+    try:
+        httpx.head(_ONLINE_PROBE, timeout=5.0)
+    except httpx.HTTPError:
+        return False
+    return True

@@ -1,0 +1,129 @@
+"""OSWorld's own checkers (getters + metrics) and client code, from the pinned `desktop-env` wheel.
+
+`desktop-env` declares ~70 dependencies (torch, cloud SDKs, ...) that its checkers do not need, so it is
+installed with `--no-deps` plus the packages the checkers import (`forge_eval.benchmarks.osworld.install`).
+A few heavy or online-only imports (OCR, audio fingerprinting, Google Drive, a PDF library) are optional:
+when absent they are replaced by placeholders that fail when *used*, and the tasks whose metrics use them
+are listed as skipped with the package to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+import types
+from functools import cache
+from typing import Any
+
+from forge_eval._errors import ForgeError
+
+DESKTOP_ENV_VERSION = "1.0.2"
+#: Modules OSWorld's checkers import at module level that may be left out, and the pip package of each.
+OPTIONAL_MODULES = {
+    "easyocr": "easyocr",
+    "pydrive": "pydrive",
+    "borb": "borb",
+    "librosa": "librosa",
+    "acoustid": "pyacoustid",
+}
+INSTALL_HINT = "python -m forge_eval.benchmarks.osworld.install  (or: pip install 'forge-eval[osworld]')"
+
+
+class _Absent:
+    """Stands in for a name from an optional module that is not installed; fails when used."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        root = self._name.split(".")[0]
+        raise ForgeError(
+            f"OSWorld's checker needs '{self._name}', "
+            f"but the package {OPTIONAL_MODULES[root]} is not installed",
+            hint=f"pip install {OPTIONAL_MODULES[root]}",
+        )
+
+    def __getattr__(self, attr: str) -> _Absent:
+        return _Absent(f"{self._name}.{attr}")
+
+
+def _absent_module(name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__path__ = []
+    module.__getattr__ = lambda attr: _Absent(f"{name}.{attr}")  # type: ignore[method-assign]
+    return module
+
+
+@cache
+def absent_modules() -> frozenset[str]:
+    """The optional modules that are not installed here."""
+    return frozenset(m for m in OPTIONAL_MODULES if importlib.util.find_spec(m) is None)
+
+
+def _install_placeholders() -> None:
+    absent = absent_modules()
+    for name in list(sys.modules):
+        if name.split(".")[0] in absent and not isinstance(sys.modules[name], types.ModuleType):
+            del sys.modules[name]
+    for root in absent:
+        for sub in ("", ".auth", ".drive", ".pdf"):
+            sys.modules.setdefault(root + sub, _absent_module(root + sub))
+
+
+@cache
+def desktop_env() -> types.SimpleNamespace:
+    """`desktop_env`'s getters, metrics, controllers and DesktopEnv class; a clear error when missing."""
+    if importlib.util.find_spec("desktop_env") is None:
+        raise ForgeError(
+            f"OSWorld's checkers (the PyPI package desktop-env=={DESKTOP_ENV_VERSION}) are not installed",
+            hint=INSTALL_HINT,
+        )
+    _install_placeholders()
+    try:
+        getters = importlib.import_module("desktop_env.evaluators.getters")
+        metrics = importlib.import_module("desktop_env.evaluators.metrics")
+        python = importlib.import_module("desktop_env.controllers.python")
+        setup = importlib.import_module("desktop_env.controllers.setup")
+        core = importlib.import_module("desktop_env.desktop_env")
+    except ImportError as exc:
+        raise ForgeError(
+            f"OSWorld's checkers cannot be imported: {exc}",
+            hint=f"install their dependencies: {INSTALL_HINT}",
+        ) from exc
+    return types.SimpleNamespace(
+        getters=getters,
+        metrics=metrics,
+        PythonController=python.PythonController,
+        SetupController=setup.SetupController,
+        DesktopEnv=core.DesktopEnv,
+    )
+
+
+@cache
+def metric_needs(name: str) -> str | None:
+    """The missing optional package a metric or getter `name` uses, read from its source; None if none."""
+    api = desktop_env()
+    func = getattr(api.metrics, name, None) or getattr(api.getters, name, None)
+    if func is None:
+        return None
+    try:
+        source = inspect.getsource(inspect.getmodule(func) or func)
+    except (OSError, TypeError):
+        return None
+    body = inspect.getsource(func)
+    for module in absent_modules():
+        # A module-level import is only a problem when this function uses a name from it.
+        if module in body or (f"import {module}" in source and _uses_import_of(body, source, module)):
+            return OPTIONAL_MODULES[module]
+    return None
+
+
+def _uses_import_of(body: str, source: str, module: str) -> bool:
+    names = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(f"from {module}") and " import " in stripped:
+            names += [n.strip().split(" as ")[-1] for n in stripped.split(" import ", 1)[1].split(",")]
+    return any(n and n in body for n in names)

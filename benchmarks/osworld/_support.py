@@ -1,0 +1,268 @@
+"""Which OSWorld tasks a provider can run, and why not: every other task is skipped with its reason.
+
+A skipped task is reported as skipped, never scored 0. The rules read the task JSON only (apps, config
+steps, getters, metrics, URLs) plus what is installed here, so `skipped()` is cheap and needs no desktop.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from forge_eval._registry import Registry
+from forge_eval.benchmarks.osworld._data import OSWorldTask, _as_list, missing_files, online
+
+#: App names in `related_apps` -> the program the local desktop needs for them.
+APP_PROGRAMS = {
+    "libreoffice_calc": "libreoffice",
+    "libreoffice calc": "libreoffice",
+    "calc": "libreoffice",
+    "libreoffice_impress": "libreoffice",
+    "libreoffice_writer": "libreoffice",
+    "libreoffice": "libreoffice",
+    "gimp": "gimp",
+    "vlc": "vlc",
+    "thunderbird": "thunderbird",
+}
+#: Getters that need something the local controller does not offer, and what.
+UNSUPPORTED_GETTERS = {
+    "vm_terminal_output": "GNOME Terminal's text through AT-SPI",
+    "vm_wallpaper": "a GNOME wallpaper",
+    "googledrive_file": "Google Drive",
+    "vscode_config": "VS Code",
+    "replay": "a recorded replay",
+}
+_WEB = re.compile(r"https?://(?!localhost|127\.0\.0\.1)[^\s\"']+")
+_HOSTED_FILES = "huggingface.co/datasets/xlangai"
+_GNOME = re.compile(r"\b(gsettings|gnome-[a-z-]+|dconf|nautilus)\b")
+_SYSTEMD = re.compile(r"\b(systemctl|timedatectl|hostnamectl|loginctl)\b")
+_SHELL_WORDS = {
+    "if",
+    "then",
+    "else",
+    "fi",
+    "for",
+    "do",
+    "done",
+    "export",
+    "echo",
+    "test",
+    "cd",
+    "true",
+    "false",
+}
+_SUDO = re.compile(r"\bsudo\b|\{CLIENT_PASSWORD\}")
+
+
+@dataclass(frozen=True)
+class SupportContext:
+    """What the rules may consult: the provider and whether task files can still be downloaded."""
+
+    provider: str
+    may_download: bool
+
+
+Rule = Callable[[OSWorldTask, SupportContext], str | None]
+RULES: Registry[Rule] = Registry("support rule")
+
+
+def _steps(task: OSWorldTask) -> list[dict[str, Any]]:
+    return task.config + list(task.evaluator.get("postconfig", []))
+
+
+def _commands(task: OSWorldTask) -> list[str]:
+    """Every command of the setup, postconfig and command-line getters, as text."""
+    texts = []
+    for step in _steps(task):
+        params = step.get("parameters", {})
+        if "command" in params:
+            texts.append(" ".join(_as_list(params["command"])))
+    for key in ("result", "expected"):
+        for getter in _as_list(task.evaluator.get(key)):
+            if isinstance(getter, dict) and "command" in getter:
+                texts.append(" ".join(_as_list(getter["command"])))
+    return texts
+
+
+def _getters(task: OSWorldTask) -> list[str]:
+    return [
+        g["type"]
+        for key in ("result", "expected")
+        for g in _as_list(task.evaluator.get(key))
+        if isinstance(g, dict) and "type" in g
+    ]
+
+
+def _local_only(rule: Rule) -> Rule:
+    """The rule applies to desktops we build (local, podman, docker); OSWorld's own VM has everything."""
+
+    def apply(task: OSWorldTask, ctx: SupportContext) -> str | None:
+        return None if ctx.provider == "vm" else rule(task, ctx)
+
+    return apply
+
+
+@_local_only
+def _vs_code(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    apps = {a.lower() for a in task.raw.get("related_apps", [])}
+    if task.domain == "vs_code" or apps & {"vscode", "vs_code", "code"}:
+        return "needs VS Code (not packaged for Debian); run it with --provider vm"
+    return None
+
+
+@_local_only
+def _chrome(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    apps = {a.lower() for a in task.raw.get("related_apps", [])}
+    uses = any(s.get("type", "").startswith("chrome_") for s in _steps(task)) or "google-chrome" in " ".join(
+        _commands(task)
+    )
+    if task.domain == "chrome" or uses or apps & {"chrome", "browser"}:
+        return (
+            "needs Google Chrome with its debugging port as in OSWorld's VM image; run it with --provider vm"
+        )
+    return None
+
+
+def _account(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    types = {s.get("type") for s in _steps(task)} | set(_getters(task))
+    if types & {"googledrive", "login", "googledrive_file"}:
+        return "needs a Google Drive account / a login"
+    return None
+
+
+@_local_only
+def _live_web(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    if task.raw.get("proxy"):
+        return "needs the live web (task marked proxy: true)"
+    text = " ".join(_commands(task)) + " " + str([s for s in _steps(task) if s.get("type") != "download"])
+    getters_text = str(
+        [
+            g
+            for k in ("result", "expected")
+            for g in _as_list(task.evaluator.get(k))
+            if isinstance(g, dict) and g.get("type") != "cloud_file"
+        ]
+    )
+    urls = [u for u in _WEB.findall(text + getters_text) if _HOSTED_FILES not in u]
+    if urls or task.infeasible is False and _WEB.search(task.instruction) and "http" in task.instruction:
+        return f"needs the live web ({(urls or ['a URL in the instruction'])[0][:80]})"
+    return None
+
+
+@_local_only
+def _gnome(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    text = " ".join(_commands(task))
+    if found := _GNOME.search(text):
+        return f"needs a GNOME session ({found.group(0)}); the local desktop is Xvfb + openbox"
+    if found := _SYSTEMD.search(text):
+        return f"needs systemd ({found.group(0)}); the local desktop has no init system"
+    return None
+
+
+@_local_only
+def _sudo(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    if _SUDO.search(" ".join(_commands(task))):
+        return "needs sudo; the local provider never gives the agent root on the host (use podman/docker/vm)"
+    return None
+
+
+@_local_only
+def _programs(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    needed = {APP_PROGRAMS[a.lower()] for a in task.raw.get("related_apps", []) if a.lower() in APP_PROGRAMS}
+    for step in _steps(task):
+        if step.get("type") in ("launch", "command", "execute"):
+            command = _as_list(step.get("parameters", {}).get("command"))
+            first = str(command[0]).split()[0] if command and str(command[0]).strip() else ""
+            if first and not first.startswith(("python", "{", "/")) and "=" not in first:
+                needed.add(first)
+    for getter in [g for k in ("result", "expected") for g in _as_list(task.evaluator.get(k))]:
+        if isinstance(getter, dict) and getter.get("type") == "vm_command_line":
+            for line in " ".join(_as_list(getter.get("command"))).splitlines():
+                first = line.split()[0] if line.split() else ""
+                if first.isidentifier() and first not in _SHELL_WORDS:
+                    needed.add(first)
+    missing = sorted(p for p in needed if shutil.which(p) is None)
+    if missing:
+        return f"needs programs not installed here: {', '.join(missing)} (scripts/setup.d/60-desktop.sh)"
+    return None
+
+
+@_local_only
+def _getter_support(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    for getter in _getters(task):
+        if getter in UNSUPPORTED_GETTERS:
+            return (
+                f"its checker reads {UNSUPPORTED_GETTERS[getter]} (getter {getter}), which this desktop lacks"
+            )
+    return None
+
+
+def _checker_installed(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    from forge_eval.benchmarks.osworld._evaluators import desktop_env, metric_needs
+
+    api = desktop_env()
+    for func in _as_list(task.evaluator.get("func")):
+        if not hasattr(api.metrics, func):
+            return f"metric {func} is not in the installed desktop-env"
+        if package := metric_needs(func):
+            return f"metric {func} needs the package {package} (pip install {package})"
+    for getter in _getters(task):
+        if not hasattr(api.getters, f"get_{getter}"):
+            return f"getter {getter} is not in the installed desktop-env"
+    return None
+
+
+def _files(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    missing = missing_files(task)
+    if missing and not ctx.may_download:
+        return (
+            f"task files not downloaded ({len(missing)} missing, e.g. {missing[0][:90]}) and their host "
+            "is unreachable; run once online or fill the cache"
+        )
+    return None
+
+
+for _name, _rule in (
+    ("vs_code", _vs_code),
+    ("chrome", _chrome),
+    ("account", _account),
+    ("live_web", _live_web),
+    ("gnome", _gnome),
+    ("sudo", _sudo),
+    ("programs", _programs),
+    ("getters", _getter_support),
+    ("checker", _checker_installed),
+    ("files", _files),
+):
+    RULES.register(_name, _rule)
+
+#: Order the rules are asked in: the first reason found is the one reported.
+RULE_ORDER = (
+    "account",
+    "vs_code",
+    "chrome",
+    "live_web",
+    "gnome",
+    "sudo",
+    "getters",
+    "programs",
+    "files",
+    "checker",
+)
+
+
+def skip_reason(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    """Why `task` cannot run in `ctx.provider`, or None when it can."""
+    for name in RULE_ORDER:
+        if task.infeasible and name in ("getters", "checker"):
+            continue  # scored from the agent's last action alone (upstream: 1 iff it is FAIL)
+        if reason := RULES.get(name)(task, ctx):
+            return reason
+    return None
+
+
+def support_context(provider: str) -> SupportContext:
+    return SupportContext(provider=provider, may_download=online())

@@ -1,0 +1,300 @@
+"""The OSWorld-Verified Inspect task: one desktop per sample, OSWorld's setup, the agent loop, its checker.
+
+Per sample: the provider starts a fresh desktop (apps at their first-run-done state), OSWorld's own
+SetupController runs the task's `config` steps through the controller, the harness drives the desktop,
+and OSWorld's `DesktopEnv.evaluate` (postconfig, getters, metric; infeasible = last action FAIL) gives
+the score. The desktop is stopped in the task's cleanup, whatever happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import GenerateConfig, get_model
+from inspect_ai.scorer import Score, Target, mean, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import LimitExceededError
+
+from forge_eval._errors import UsageError
+from forge_eval.benchmarks.osworld._data import OSWorldTask, data_root, files_dir, load_tasks, task_cache_dir
+from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
+from forge_eval.benchmarks.osworld._providers import Provider, Session, make_provider
+from forge_eval.benchmarks.osworld._support import APP_PROGRAMS, skip_reason, support_context
+from forge_eval.harnesses import HARNESSES
+from forge_eval.harnesses.computer import Observation, bind_computer, observation_for
+
+DEFAULT_MAX_STEPS = 15
+#: Seconds after each action before the next observation (OSWorld's runners: 1-5 s).
+DEFAULT_PAUSE = 2.0
+#: Sampling as OSWorld's reference agents (Kimi: temperature 1.0, top_p 0.95; max_tokens kept lower on CPU).
+DEFAULT_MAX_TOKENS = 1500
+
+
+@dataclass
+class Episode:
+    """A sample's desktop and OSWorld env; implements the harness's `Computer`."""
+
+    task: OSWorldTask
+    session: Session
+    env: Any
+    action_space: str
+    observation_type: str
+    actions: list[Any] = field(default_factory=list)
+
+    @property
+    def screen_size(self) -> tuple[int, int]:
+        return self.session.screen
+
+    async def observe(self) -> Observation:
+        controller = self.env.controller
+        screenshot = None
+        tree = None
+        if "screenshot" in self.observation_type:
+            screenshot = await anyio.to_thread.run_sync(controller.get_screenshot)
+        if "a11y_tree" in self.observation_type:
+            tree = await anyio.to_thread.run_sync(controller.get_accessibility_tree)
+        return Observation(screenshot=screenshot, a11y_tree=tree)
+
+    async def act(self, action: Any) -> None:
+        self.actions.append(action)
+        await anyio.to_thread.run_sync(self.env.step, action)
+
+
+#: One desktop at a time per process: the local desktop owns /home/user, and CPU is the bottleneck.
+_DESKTOP_LOCK = asyncio.Lock()
+SCORE_KEY = "osworld_score"
+
+
+def apps_of(task: OSWorldTask) -> set[str]:
+    """The provisioned apps a task uses (keys of the home provisioners)."""
+    programs = {APP_PROGRAMS.get(a.lower(), a.lower()) for a in task.raw.get("related_apps", [])}
+    return {p for p in programs if p in ("vlc", "libreoffice")}
+
+
+def start_episode(
+    task: OSWorldTask, provider: Provider, *, action_space: str, observation_type: str, pause: float
+) -> Episode:
+    """Start a desktop, run the task's setup steps on it, and wrap it as an Episode (blocking)."""
+    session = provider.start(apps_of(task))
+    try:
+        env = make_env(
+            task.raw,
+            host=session.host,
+            port=session.port,
+            files_dir=files_dir(),
+            cache_dir=task_cache_dir(task.id),
+            action_space=action_space,
+            observation_type=observation_type,
+            screen=session.screen,
+            pause=pause,
+        )
+        env.setup_controller.setup(env.config)
+    except BaseException:
+        session.stop()
+        raise
+    return Episode(task, session, env, action_space, observation_type)
+
+
+def evaluate(episode: Episode) -> tuple[float, str]:
+    """OSWorld's score of the episode and a short explanation (blocking)."""
+    try:
+        value = float(episode.env.evaluate())
+    except Exception as exc:  # the checker's own failure (e.g. the result file was never written)
+        return 0.0, f"checker raised {type(exc).__name__}: {exc}"[:500]
+    return value, f"OSWorld checker {episode.task.evaluator.get('func')} -> {value}"
+
+
+def to_sample(task: OSWorldTask) -> Sample:
+    return Sample(
+        id=task.id,
+        input=task.instruction,
+        target="FAIL" if task.infeasible else "",
+        metadata={"domain": task.domain, "infeasible": task.infeasible, "task": task.raw},
+    )
+
+
+@solver
+def osworld_episode(
+    agent: Solver,
+    provider: str = "local",
+    sandbox: bool = False,
+    action_space: str = "pyautogui",
+    observation: str = "auto",
+    pause: float = DEFAULT_PAUSE,
+) -> Solver:
+    """Start the sample's desktop, run `agent` on it, score it with OSWorld's checker, stop the desktop.
+
+    One solver rather than setup/solver/cleanup, so that the desktop (its processes, display and
+    temporary user) is stopped whatever happens, and a run stopped by a message or time limit is still
+    scored on the desktop it left.
+    """
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        chosen = make_provider(provider, sandbox)
+        observation_type = observation_for(str(get_model()), observation)
+        task_ = OSWorldTask(state.metadata["domain"], state.metadata["task"])
+        state.metadata.update(observation=observation_type, provider=provider)
+        async with _DESKTOP_LOCK:
+            episode = await anyio.to_thread.run_sync(
+                lambda: start_episode(
+                    task_, chosen, action_space=action_space, observation_type=observation_type, pause=pause
+                )
+            )
+            try:
+                bind_computer(episode)
+                try:
+                    state = await agent(state, generate)
+                except LimitExceededError:
+                    await _score(state, episode)
+                    raise
+                await _score(state, episode)
+            finally:
+                bind_computer(None)
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(episode.session.stop)
+        return state
+
+    return solve
+
+
+async def _score(state: TaskState, episode: Episode) -> None:
+    with anyio.CancelScope(shield=True):
+        value, explanation = await anyio.to_thread.run_sync(evaluate, episode)
+    history = episode.env.action_history
+    state.store.set(
+        SCORE_KEY,
+        {
+            "value": value,
+            "explanation": explanation,
+            "actions": len(history),
+            "last_action": history[-1] if history and isinstance(history[-1], str) else None,
+        },
+    )
+
+
+@scorer(metrics=[mean()])
+def osworld_scorer():  # type: ignore[no-untyped-def]
+    """OSWorld's own checker's result, taken on the desktop before it was stopped (see osworld_episode)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        result = state.store.get(SCORE_KEY)
+        if result is None:
+            return Score(value=0.0, explanation="the episode ended before the checker ran")
+        last = result["last_action"]
+        return Score(
+            value=result["value"],
+            answer=last if last in ("DONE", "FAIL", "WAIT") else None,
+            explanation=result["explanation"],
+            metadata={"infeasible": state.metadata.get("infeasible"), "actions": result["actions"]},
+        )
+
+    return score
+
+
+def _check_choice(name: str, value: Any, valid: tuple[Any, ...]) -> None:
+    if value not in valid:
+        raise UsageError(f"unknown {name} {value!r}", hint=f"use one of: {', '.join(map(str, valid))}")
+
+
+def runnable(
+    root: Path, provider: str, subset: str = "all", task_ids: str | None = None, domain: str | None = None
+) -> tuple[list[OSWorldTask], dict[str, str]]:
+    """The chosen tasks split into runnable ones and skipped ones (id -> reason)."""
+    ctx = support_context(provider)
+    run: list[OSWorldTask] = []
+    skipped: dict[str, str] = {}
+    for t in load_tasks(root, subset, task_ids, domain):
+        reason = skip_reason(t, ctx)
+        if reason is None:
+            run.append(t)
+        else:
+            skipped[t.id] = reason
+    return run, skipped
+
+
+@task
+def osworld(
+    seed: int = 0,
+    harness: str = "computer",
+    provider: str = "local",
+    sandbox: bool = False,
+    subset: str = "all",
+    domain: str | None = None,
+    task_ids: str | None = None,
+    action_space: str = "pyautogui",
+    observation: str = "auto",
+    max_steps: int = DEFAULT_MAX_STEPS,
+    pause: float = DEFAULT_PAUSE,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    temperature: float = 1.0,
+    data_dir: str | None = None,
+) -> Task:
+    """OSWorld-Verified: real desktop tasks scored by OSWorld's own execution-based checkers.
+
+    Args:
+        seed: Sampling seed passed to the model.
+        harness: Harness name (default `computer`, OSWorld's observe-act loop).
+        provider: Where desktops run: local, podman, docker or vm.
+        sandbox: Local provider only: run the desktop's processes in bubblewrap without network.
+        subset: all, nogdrive, small or infeasible (OSWorld's task lists).
+        domain: Only this domain (chrome, gimp, libreoffice_calc, ..., vs_code).
+        task_ids: Comma-separated task ids (overrides subset and domain).
+        action_space: pyautogui or computer_13.
+        observation: screenshot, a11y_tree, screenshot_a11y_tree, or auto (a11y tree for text-only models).
+        max_steps: Step cap (OSWorld reports 15, 50 and 100).
+        pause: Seconds after each action before observing.
+        max_tokens: Most tokens per model reply.
+        temperature: Sampling temperature.
+        data_dir: A copy of OSWorld's repository or of its evaluation_examples parent.
+    """
+    _check_choice("action space", action_space, ACTION_SPACES)
+    _check_choice("observation", observation, ("auto", *OBSERVATION_TYPES))
+    if max_steps < 1:
+        raise UsageError(
+            f"max_steps must be >= 1, got {max_steps}",
+            hint=f"OSWorld reports {', '.join(map(str, STEP_CAPS))}",
+        )
+    make_provider(provider, sandbox)  # unknown providers fail here, before any sample runs
+    if harness != "computer":
+        HARNESSES.get(harness)
+        raise UsageError(
+            f"OSWorld runs with the 'computer' harness (its observe-act loop), not '{harness}'",
+            hint="drop --harness or pass --harness computer",
+        )
+    chosen = HARNESSES.get(harness)
+    tasks, skipped = runnable(data_root(data_dir), provider, subset, task_ids, domain)
+    if not tasks:
+        raise UsageError(
+            f"none of the {len(skipped)} chosen OSWorld tasks can run with provider '{provider}' here",
+            hint="see the skipped reasons (`forge-eval run` lists them); e.g. "
+            + "; ".join(f"{k[:8]}: {v}" for k, v in list(skipped.items())[:3]),
+        )
+    return Task(
+        dataset=MemoryDataset([to_sample(t) for t in tasks], name="osworld"),
+        solver=osworld_episode(
+            chosen.solver(tools=[], system_prompt="", max_steps=max_steps),
+            provider,
+            sandbox,
+            action_space,
+            observation,
+            pause,
+        ),
+        scorer=osworld_scorer(),
+        config=GenerateConfig(seed=seed, max_tokens=max_tokens, temperature=temperature, top_p=0.95),
+        name="osworld",
+        metadata={
+            "benchmark": "osworld",
+            "seed": seed,
+            "harness": harness,
+            "provider": provider,
+            "action_space": action_space,
+            "max_steps": max_steps,
+            "skipped": len(skipped),
+        },
+    )

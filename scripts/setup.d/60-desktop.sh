@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The desktop the OSWorld `local` provider drives (tests/osworld): an Xvfb display with openbox, xdotool for
+# input, the apps of OSWorld's runnable domains (LibreOffice with the GTK3 VCL plugin so AT-SPI sees it, GIMP,
+# VLC, Thunderbird), the AT-SPI bus + pyatspi (Debian's python3 walks the accessibility tree), bubblewrap for
+# the optional sandbox, and OSWorld's own evaluators (`desktop-env`, pinned, --no-deps + what its getters
+# and metrics import) into the venv. Test-only: `make run` needs none of it. Idempotent: skips what is there.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+VENV="${VENV:-.venv}"
+
+APT_PACKAGES=(
+  xvfb xdotool openbox x11-utils x11-xserver-utils wmctrl imagemagick dbus dbus-x11 bubblewrap
+  at-spi2-core python3-pyatspi python3-gi gir1.2-atspi-2.0 python3-xlib python3-pil python3-tk xdg-utils procps
+  libreoffice-calc libreoffice-impress libreoffice-writer libreoffice-gtk3
+  gimp vlc thunderbird fonts-dejavu-core fonts-liberation2 passwd
+)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing desktop packages: ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "desktop packages already installed"
+fi
+
+# OSWorld's evaluators: the same pins as `pip install 'forge-eval[osworld]'` (pyproject.toml).
+"$VENV/bin/python" -m forge_eval.benchmarks.osworld.install --quiet
