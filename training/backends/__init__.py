@@ -17,6 +17,7 @@ from forge_eval.training.backends._backend import (
     RolloutSpec,
     RolloutStatus,
 )
+from forge_eval.training.backends._kubernetes import KubernetesBackend, pod_outcome
 from forge_eval.training.backends._local import LocalBackend
 from forge_eval.training.backends._program import (
     RolloutCommand,
@@ -39,10 +40,12 @@ from forge_eval.training.backends._test_double import InProcessTestBackend
 
 ROLLOUT_BACKENDS: Registry[type[RolloutBackend]] = Registry("rollout backend")
 ROLLOUT_BACKENDS.register(LocalBackend.name, LocalBackend)
+ROLLOUT_BACKENDS.register(KubernetesBackend.name, KubernetesBackend)
 
 __all__ = [
     "ROLLOUT_BACKENDS",
     "InProcessTestBackend",
+    "KubernetesBackend",
     "LocalBackend",
     "RolloutBackend",
     "RolloutCommand",
@@ -59,6 +62,7 @@ __all__ = [
     "Verdict",
     "Verifier",
     "default_program",
+    "pod_outcome",
     "proxy_env",
     "python_ro_binds",
     "start_sandbox",

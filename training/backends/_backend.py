@@ -26,6 +26,7 @@ class RolloutSpec:
         api_key: The rollout's signed key for the proxy.
         deadline_s: Wall-clock budget for harness + verifier.
         env: Extra environment for the harness process.
+        group: The GRPO group (rollouts of one prompt); a label on the rollout's pod.
     """
 
     rollout_id: str
@@ -36,6 +37,7 @@ class RolloutSpec:
     api_key: str
     deadline_s: float
     env: dict[str, str] = field(default_factory=dict)
+    group: str | None = None
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,9 @@ class ForgeProxyAgentLoop(AgentLoopBase):
     """Runs one harness rollout per call of `run()` and turns its recorded calls into training outputs.
 
     Args (beyond veRL's; set them in the agent-loop YAML entry):
-        proxy_url: The proxy's control-plane address (its data plane is the same server).
+        proxy_url: The proxy's data plane, the harnesses' base URL (e.g. http://127.0.0.1:8377).
+        control_url: The proxy's control plane (e.g. http://127.0.0.1:8378 or unix:/path/control.sock),
+            a listener of its own that harnesses cannot reach.
         admin_key_env: Environment variable that holds the proxy's admin key.
         backend: A `ROLLOUT_BACKENDS` name, or a backend instance (tests).
         credit: `broadcast`, `masked` or `terminal` (gamma must be 1 under veRL V1).
@@ -77,6 +79,7 @@ class ForgeProxyAgentLoop(AgentLoopBase):
         hf_model_type: str | None = None,
         *,
         proxy_url: str | None = None,
+        control_url: str | None = None,
         admin_key_env: str = "FORGE_PROXY_ADMIN_KEY",
         backend: str | RolloutBackend = "local",
         credit: str = "broadcast",
@@ -101,14 +104,19 @@ class ForgeProxyAgentLoop(AgentLoopBase):
         self.merge = merge
         self.deadline_s = deadline_s
         self.backend = ROLLOUT_BACKENDS.get(backend)() if isinstance(backend, str) else backend
+        if not proxy_url:
+            raise UsageError("the forge agent loop needs proxy_url", hint="set it in agent_loops.yaml")
         if proxy is None:
-            if not proxy_url:
-                raise UsageError("the forge agent loop needs proxy_url", hint="set it in agent_loops.yaml")
-            proxy = HttpProxyControl(proxy_url, os.environ.get(admin_key_env, ""))
+            if not control_url:
+                raise UsageError(
+                    "the forge agent loop needs control_url (the proxy's control plane listener)",
+                    hint="set it in agent_loops.yaml, e.g. http://127.0.0.1:8378",
+                )
+            proxy = HttpProxyControl(control_url, os.environ.get(admin_key_env, ""))
             self._own_client: HttpProxyControl | None = proxy
         else:
             self._own_client = None
-        self.proxy_url = proxy_url or ""
+        self.proxy_url = proxy_url
         self.proxy = proxy
         self.discards: Counter[str] = Counter()
 
@@ -141,11 +149,12 @@ class ForgeProxyAgentLoop(AgentLoopBase):
         started = time.time()
         stem = _UNSAFE.sub("-", str(task.get("task_id", "task")))[:100]  # the proxy's id alphabet
         rollout_id = f"{stem}-{uuid.uuid4().hex[:12]}"
+        group_uid = str(kwargs.get("uid") or task.get("task_id"))
         created = await self.proxy.create_rollout(
             {
                 "rollout_id": rollout_id,
                 "attempt": 0,
-                "group_uid": str(kwargs.get("uid") or task.get("task_id")),
+                "group_uid": group_uid,
                 "task_id": task.get("task_id"),
                 "harness": task["harness"],
                 "sampling": {k: sampling_params[k] for k in SAMPLING_KEYS if k in sampling_params},
@@ -160,6 +169,7 @@ class ForgeProxyAgentLoop(AgentLoopBase):
             proxy_base_url=self.proxy_url.rstrip("/") + created.base_path,
             api_key=created.api_key,
             deadline_s=self.deadline_s,
+            group=group_uid,
         )
         outcome = await self._run_backend(spec, started + self.deadline_s)
         await self.proxy.report(rollout_id, 0, outcome)
