@@ -133,6 +133,7 @@ def claweval(
     data_dir: str | None = None,
     max_tokens: int | None = None,
     judge_max_tokens: int = JUDGE_MAX_TOKENS,
+    max_turns: int | None = None,
 ) -> Task:
     """Claw-Eval (claw-eval/claw-eval @ 9365e1a): the tasks whose mock services run here.
 
@@ -144,9 +145,14 @@ def claweval(
         data_dir: The benchmark folder or the upstream repository root (default: cache/download).
         max_tokens: Most tokens per model reply (None = the model's default, as upstream).
         judge_max_tokens: Reply cap of the judge (upstream 8192).
+        max_turns: Cap on each task's own `max_turns` (smoke tests on slow models; None = official).
     """
     root = data_root(data_dir)
     samples = runnable_samples(root, subset, task_ids)
+    if max_turns is not None:
+        for sample in samples:
+            assert sample.metadata is not None
+            sample.metadata["max_turns"] = min(sample.metadata["max_turns"], max_turns)
     HARNESSES.get(harness)
     longest = max(s.metadata["timeout_seconds"] for s in samples if s.metadata)
     return Task(

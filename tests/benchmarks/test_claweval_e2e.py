@@ -1,0 +1,43 @@
+"""`forge-eval run claweval` offline with the real embedded model (llama.cpp, CPU) as agent and judge.
+
+The model is a 0.5B smoke test, so the assertions are about the pipeline (mock services, loop, official
+scoring, judge recorded as not comparable, skipped tasks with reasons), not about scores.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from forge_eval.models import EMBEDDED_MODELS
+from tests.benchmarks.test_claweval import CLAW, needs_data
+
+pytestmark = [pytest.mark.e2e, needs_data]
+
+
+def test_offline_run_with_the_embedded_model_and_smoke_judge(tmp_path: Path) -> None:
+    if not EMBEDDED_MODELS.get("qwen-0.5b").installed():
+        pytest.skip("qwen-0.5b weights not installed")
+    out = tmp_path / "run"
+    forge = Path(sys.executable).with_name("forge-eval")
+    command = [
+        str(forge), "run", "claweval", "--seeds", "2", "--epochs", "1", "--judge", "qwen-0.5b",
+        "--data-dir", str(CLAW), "--out", str(out),
+        "-T", "task_ids=T020_inventory_check", "-T", "max_turns=2", "-T", "max_tokens=256",
+        "-T", "judge_max_tokens=128",
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results["benchmark"] == "claweval" and results["harness"] == "claw-loop"
+    assert results["threshold"] == 0.75 and len(results["seeds"]) == 2
+    assert results["judge"]["comparable"] is False
+    assert results["judge"]["prompt_sha256"]
+    trials = pd.read_csv(out / "trials.csv")
+    assert len(trials) == 2 and trials["score"].between(0, 1).all()
+    assert (trials["passed"] == (trials["score"] >= 0.75)).all()
