@@ -9,9 +9,11 @@ def _load() -> None:
     import forge_eval.benchmarks.claweval  # noqa: F401
     import forge_eval.benchmarks.forgelab  # noqa: F401
     import forge_eval.benchmarks.mcpatlas  # noqa: F401
+    import forge_eval.benchmarks.online_mind2web  # noqa: F401
     import forge_eval.benchmarks.osworld  # noqa: F401
     import forge_eval.benchmarks.qwenclawbench  # noqa: F401
     import forge_eval.benchmarks.weblab  # noqa: F401
+    import forge_eval.benchmarks.webvoyager  # noqa: F401
 
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark", _load)

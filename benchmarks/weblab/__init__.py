@@ -16,6 +16,7 @@ from forge_eval.benchmarks.weblab._site import Site
 from forge_eval.benchmarks.weblab._sites import SITES
 from forge_eval.benchmarks.weblab._task import (
     QUICK_SUBSET,
+    clone_map,
     host_map,
     select_samples,
     site_state,
@@ -35,6 +36,7 @@ __all__ = [
     "Verdict",
     "WebTask",
     "Weblab",
+    "clone_map",
     "host_map",
     "normalize",
     "run_oracle",

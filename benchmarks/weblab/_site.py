@@ -47,6 +47,8 @@ class Site(ABC):
     host: ClassVar[str]
     brand: ClassVar[str] = "#1565c0"
     nav: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: Real hostnames this site stands in for when a live-web benchmark runs on local clones.
+    clones: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         self._worlds: dict[str, dict[str, Any]] = defaultdict(self.initial_state)

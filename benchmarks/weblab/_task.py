@@ -41,6 +41,11 @@ def host_map(cluster: ServiceCluster) -> dict[str, str]:
     return {site.host: cluster.url(name) for name, site in SITES.items()}
 
 
+def clone_map(cluster: ServiceCluster) -> dict[str, str]:
+    """Real hostnames weblab clones -> their local site (for live-web benchmarks run offline)."""
+    return {host: cluster.url(name) for name, site in SITES.items() for host in site.clones}
+
+
 def to_sample(t: WebTask) -> Sample:
     site = SITES.get(t.site)
     return Sample(

@@ -104,6 +104,7 @@ class DictionarySite(Site):
     title = "Lexicon Dictionary"
     host = "dictionary.lexicon.test"
     brand = "#283593"
+    clones = ("dictionary.cambridge.org",)
     nav = (("My word lists", "/wordlist"),)
 
     def initial_state(self) -> dict[str, Any]:

@@ -87,6 +87,7 @@ class NewsSite(Site):
     title = "Daily Courier"
     host = "www.dailycourier.test"
     brand = "#b71c1c"
+    clones = ("www.bbc.com",)
     nav = tuple((s, f"/section/{s}") for s in SECTIONS) + (("Newsletter", "/newsletter"),)
 
     def initial_state(self) -> dict[str, Any]:
@@ -95,6 +96,7 @@ class NewsSite(Site):
     def routes(self) -> list[BaseRoute]:
         return [
             Route("/", self.home),
+            Route("/news/", self.home),  # the start URL of the site it clones
             Route("/section/{name}", self.section),
             Route("/article/{sid:int}", self.article),
             Route("/newsletter", self.newsletter_form),

@@ -77,6 +77,7 @@ class RecipesSite(Site):
     title = "RecipeBox"
     host = "www.recipebox.test"
     brand = "#d84315"
+    clones = ("www.allrecipes.com",)
     nav = (("Saved recipes", "/saved"),)
 
     def initial_state(self) -> dict[str, Any]:

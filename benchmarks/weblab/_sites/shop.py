@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from forge_eval.benchmarks.weblab._site import Site, esc, redirect, search_form
@@ -71,10 +71,15 @@ class ShopSite(Site):
     title = "ShopMart"
     host = "www.shopmart.test"
     brand = "#232f3e"
+    clones = ("www.amazon.com",)
     nav = (("Cart", "/cart"),)
 
     def initial_state(self) -> dict[str, Any]:
         return {"cart": {}}
+
+    def page(self, title: str, body: str, status: int = 200) -> HTMLResponse:
+        """Every shop page starts with the search box, as on real shops."""
+        return super().page(title, search_form("/", "", "Search ShopMart") + body, status)
 
     def routes(self) -> list[BaseRoute]:
         return [
@@ -108,7 +113,7 @@ class ShopSite(Site):
             for p in items
         )
         body = (
-            search_form("/", q, "Search ShopMart") + f"<p class=filters>Department: {cats}</p>"
+            f"<p class=filters>Department: {cats}</p>"
             f"<p class=filters>{sorts}</p><p class=muted>{len(items)} results</p>{cards}"
         )
         return self.page("Shop", body)

@@ -1,0 +1,113 @@
+"""`OnlineMind2Web`: `forge-eval run online_mind2web` (300 live-web tasks, judged by WebJudge)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+
+from forge_eval._errors import UnknownNameError, UsageError
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from forge_eval.benchmarks.online_mind2web._data import LEVELS, load_tasks, to_sample
+from forge_eval.benchmarks.web import browser_requirements
+from forge_eval.benchmarks.web._live import live_web_task, require_live_web
+from forge_eval.benchmarks.web.judges import JUDGE_ROLE, judge_info, webjudge
+
+#: There is no official cap: MolmoWeb's default is 30 (the harness the paper used), Fara's runs use 100.
+DEFAULT_MAX_STEPS = 30
+DEFAULT_TIME_LIMIT = 1800
+OFFICIAL_JUDGE = "openai/o4-mini"
+
+
+def select(version: str, task_ids: str | None, level: str | None, data_dir: str | None) -> list[Sample]:
+    tasks = load_tasks(version, data_dir)
+    if level:
+        if level not in LEVELS:
+            raise UsageError(
+                f"unknown Online-Mind2Web level '{level}'", hint=f"use one of {', '.join(LEVELS)}"
+            )
+        tasks = [t for t in tasks if t.level == level]
+    if task_ids:
+        by_id = {t.id: t for t in tasks}
+        wanted = [i.strip() for i in task_ids.split(",") if i.strip()]
+        for i in wanted:
+            if i not in by_id:
+                raise UnknownNameError("Online-Mind2Web task", i, list(by_id))
+        tasks = [by_id[i] for i in wanted]
+    return [to_sample(t, version) for t in tasks]
+
+
+@task
+def online_mind2web(
+    seed: int = 0,
+    harness: str = "molmoweb",
+    version: str = "2025-11",
+    task_ids: str | None = None,
+    level: str | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    time_limit: int = DEFAULT_TIME_LIMIT,
+    observation: str = "auto",
+    judge_text: bool = False,
+    max_tokens: int = 1024,
+    local_clones: bool = False,
+    data_dir: str | None = None,
+) -> Task:
+    """Online-Mind2Web on the live web, judged by WebJudge (role "judge").
+
+    Args:
+        seed: Sampling seed passed to the model.
+        harness: "molmoweb" or a tool-calling harness with browser tools.
+        version: "2025-11" (with the 2025-11-03 replacements) or "2025-06" (the original 300).
+        task_ids: Comma-separated task ids; level: easy, medium or hard only.
+        max_steps: Browser actions per episode.
+        time_limit: Seconds per trajectory.
+        observation: molmoweb's observation: auto, screenshot or text.
+        judge_text: Judge from ARIA + OCR text instead of screenshots (not comparable).
+        max_tokens: Most tokens per model reply.
+        local_clones: Run the tasks of sites weblab clones against those clones (offline plumbing check).
+        data_dir: A copy of the upstream data (default: the cache, else the pinned upstream download).
+    """
+    return live_web_task(
+        name="online_mind2web",
+        samples=select(version, task_ids, level, data_dir),
+        judge=webjudge(text=judge_text),
+        seed=seed,
+        harness=harness,
+        max_steps=max_steps,
+        time_limit=time_limit,
+        observation=observation,
+        max_tokens=max_tokens,
+        local_clones=local_clones,
+        metadata={"benchmark": "online_mind2web", "version": version},
+    )
+
+
+class OnlineMind2Web(Benchmark):
+    name = "online_mind2web"
+    description = "Online-Mind2Web: 300 live-web tasks on 136 sites, judged by WebJudge"
+    default_harness = "molmoweb"
+    official = OfficialSettings(
+        trials=3,
+        pass_threshold=1.0,
+        time_limit=DEFAULT_TIME_LIMIT,
+        judge_role=JUDGE_ROLE,
+        judge_model=OFFICIAL_JUDGE,
+        paper_scores={"success_rate": 0.630},
+        paper_source="OpenForgeRL (arXiv 2607.21557): Online-Mind2Web, 300 tasks, after RL",
+    )
+    accepts_data_dir = True
+
+    def requirements(self) -> list[str]:
+        require_live_web(self.name)
+        return browser_requirements()
+
+    def load(self, data_dir: Path | None = None) -> list[Sample]:
+        return select("2025-11", None, None, str(data_dir) if data_dir else None)
+
+    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
+        return online_mind2web(seed=seed, harness=harness, **options)
+
+    def judge_info(self, judge_model: str) -> dict[str, Any]:
+        return judge_info("webjudge", judge_model, OFFICIAL_JUDGE)

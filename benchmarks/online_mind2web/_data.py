@@ -1,0 +1,94 @@
+"""Online-Mind2Web task data: the June-2025 set (Fara's copy) and the Nov-2025 revision (MolmoWeb's copy).
+
+The 2025-11-03 revision replaced 36 invalid or CAPTCHA-blocked tasks; in MolmoWeb's copy the replaced
+tasks carry the id suffix `_110325`. Records: task_id, confirmed_task, website, reference_length, level.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from inspect_ai.dataset import Sample
+
+from forge_eval._errors import ForgeError, UnknownNameError
+from forge_eval.benchmarks._acquire import DataSource, locate_data
+
+SOURCES = {
+    "2025-06": DataSource(
+        benchmark="online-mind2web-2025-06",
+        repo="microsoft/fara",
+        revision="3f3f1fd",
+        marker="Online_Mind2Web_06042025.json",
+        subdirs=("webeval/data/om2w", "om2w", "microsoft-fara_3f3f1fd/om2w"),
+    ),
+    "2025-11": DataSource(
+        benchmark="online-mind2web-2025-11",
+        repo="allenai/molmoweb",
+        revision="6a841b4",
+        marker="online_mind2web.json",
+        subdirs=("allenai-molmoweb_6a841b4", "data", "benchmarks/data"),
+    ),
+}
+VERSIONS = tuple(SOURCES)
+#: The suffix MolmoWeb's copy gives the tasks the 2025-11-03 update replaced.
+REVISED_SUFFIX = "_110325"
+LEVELS = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True)
+class Mind2WebTask:
+    id: str
+    task: str
+    website: str
+    reference_length: int
+    level: str
+
+    @property
+    def revised(self) -> bool:
+        """Replaced by the 2025-11-03 update."""
+        return self.id.endswith(REVISED_SUFFIX)
+
+
+def load_tasks(version: str = "2025-11", data_dir: Path | str | None = None) -> list[Mind2WebTask]:
+    """The tasks of one version, from `data_dir` (a copy of the upstream repo or its data folder)."""
+    if version not in SOURCES:
+        raise UnknownNameError("Online-Mind2Web version", version, list(SOURCES))
+    source = SOURCES[version]
+    path = locate_data(source, data_dir) / source.marker
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ForgeError(f"{path} is not JSON: {e.msg} (line {e.lineno})") from None
+    tasks = []
+    for n, r in enumerate(rows):
+        missing = {"task_id", "confirmed_task", "website", "level"} - set(r)
+        if missing:
+            raise ForgeError(f"{path}: record {n} lacks {sorted(missing)}")
+        if r["level"] not in LEVELS:
+            raise ForgeError(f"{path}: record {n} has level {r['level']!r}; expected one of {LEVELS}")
+        tasks.append(
+            Mind2WebTask(
+                r["task_id"], r["confirmed_task"], r["website"], int(r.get("reference_length", 0)), r["level"]
+            )
+        )
+    return tasks
+
+
+def to_sample(task: Mind2WebTask, version: str) -> Sample:
+    """MolmoWeb's Online-Mind2Web prompt is the task itself; the episode starts on the website."""
+    return Sample(
+        id=task.id,
+        input=task.task,
+        metadata={
+            "site_url": task.website,
+            "start_url": task.website,
+            "task": task.task,
+            "difficulty": task.level,
+            "category": task.level,
+            "reference_length": task.reference_length,
+            "revised": task.revised,
+            "version": version,
+        },
+    )

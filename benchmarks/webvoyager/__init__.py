@@ -1,0 +1,26 @@
+"""WebVoyager (Fara-595): live-web browsing tasks on 15 sites, run with the MolmoWeb harness at 1280x720
+and judged by WebVoyager's LLM judge (task, final answer, last screenshots). Needs the live web; offline,
+`forge-eval run webvoyager` exits 2 with a message."""
+
+from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks.webvoyager._benchmark import (
+    DEFAULT_MAX_STEPS,
+    OFFICIAL_JUDGE,
+    WebVoyager,
+    webvoyager,
+)
+from forge_eval.benchmarks.webvoyager._data import SOURCES, VERSIONS, VoyagerTask, load_tasks, prompt
+
+BENCHMARKS.register(WebVoyager.name, WebVoyager())
+
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "OFFICIAL_JUDGE",
+    "SOURCES",
+    "VERSIONS",
+    "VoyagerTask",
+    "WebVoyager",
+    "load_tasks",
+    "prompt",
+    "webvoyager",
+]

@@ -1,0 +1,113 @@
+"""`WebVoyager`: `forge-eval run webvoyager` (Fara-595 with the MolmoWeb harness; live web only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+
+from forge_eval._errors import UnknownNameError
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from forge_eval.benchmarks.web import browser_requirements
+from forge_eval.benchmarks.web._live import live_web_task, require_live_web
+from forge_eval.benchmarks.web.judges import JUDGE_ROLE, judge_info, webvoyager_judge
+from forge_eval.benchmarks.webvoyager._data import load_tasks, to_sample
+
+#: MolmoWeb's `--max_steps` default, the harness the paper ran WebVoyager with (Fara's own runs use 100).
+DEFAULT_MAX_STEPS = 30
+#: MolmoWeb's time budget per trajectory.
+DEFAULT_TIME_LIMIT = 1800
+OFFICIAL_JUDGE = "openai/gpt-4o"
+
+
+def select(version: str, task_ids: str | None, site: str | None, data_dir: str | None) -> list[Sample]:
+    tasks = load_tasks(version, data_dir)
+    if site:
+        sites = sorted({t.site for t in tasks})
+        if site not in sites:
+            raise UnknownNameError("WebVoyager site", site, sites)
+        tasks = [t for t in tasks if t.site == site]
+    if task_ids:
+        by_id = {t.id: t for t in tasks}
+        wanted = [i.strip() for i in task_ids.split(",") if i.strip()]
+        for i in wanted:
+            if i not in by_id:
+                raise UnknownNameError("WebVoyager task", i, list(by_id))
+        tasks = [by_id[i] for i in wanted]
+    return [to_sample(t, version) for t in tasks]
+
+
+@task
+def webvoyager(
+    seed: int = 0,
+    harness: str = "molmoweb",
+    version: str = "fara",
+    task_ids: str | None = None,
+    site: str | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
+    time_limit: int = DEFAULT_TIME_LIMIT,
+    observation: str = "auto",
+    judge_text: bool = False,
+    max_tokens: int = 1024,
+    local_clones: bool = False,
+    data_dir: str | None = None,
+) -> Task:
+    """WebVoyager (Fara-595) on the live web, judged by WebVoyager's LLM judge (role "judge").
+
+    Args:
+        seed: Sampling seed passed to the model.
+        harness: "molmoweb" (the protocol) or a tool-calling harness with browser tools.
+        version: "fara" (Fara-595) or "molmoweb" (the same ids, 82 re-dated to 2026).
+        task_ids: Comma-separated task ids; site: only this site's tasks (e.g. "Allrecipes").
+        max_steps: Browser actions per episode.
+        time_limit: Seconds per trajectory.
+        observation: molmoweb's observation: auto, screenshot or text.
+        judge_text: Judge from ARIA + OCR text instead of screenshots (not comparable).
+        max_tokens: Most tokens per model reply.
+        local_clones: Run the tasks of sites weblab clones against those clones (offline plumbing check).
+        data_dir: A copy of the upstream data (default: the cache, else the pinned upstream download).
+    """
+    return live_web_task(
+        name="webvoyager",
+        samples=select(version, task_ids, site, data_dir),
+        judge=webvoyager_judge(text=judge_text),
+        seed=seed,
+        harness=harness,
+        max_steps=max_steps,
+        time_limit=time_limit,
+        observation=observation,
+        max_tokens=max_tokens,
+        local_clones=local_clones,
+        metadata={"benchmark": "webvoyager", "version": version},
+    )
+
+
+class WebVoyager(Benchmark):
+    name = "webvoyager"
+    description = "WebVoyager (Fara-595): 595 live-web tasks on 15 sites, MolmoWeb harness, LLM judge"
+    default_harness = "molmoweb"
+    official = OfficialSettings(
+        trials=1,
+        pass_threshold=1.0,
+        time_limit=DEFAULT_TIME_LIMIT,
+        judge_role=JUDGE_ROLE,
+        judge_model=OFFICIAL_JUDGE,
+        paper_scores={"success_rate": 0.723},
+        paper_source="OpenForgeRL (arXiv 2607.21557): WebVoyager Fara-595, MolmoWeb harness, after RL",
+    )
+    accepts_data_dir = True
+
+    def requirements(self) -> list[str]:
+        require_live_web(self.name)
+        return browser_requirements()
+
+    def load(self, data_dir: Path | None = None) -> list[Sample]:
+        return select("fara", None, None, str(data_dir) if data_dir else None)
+
+    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
+        return webvoyager(seed=seed, harness=harness, **options)
+
+    def judge_info(self, judge_model: str) -> dict[str, Any]:
+        return judge_info("webvoyager", judge_model, OFFICIAL_JUDGE)
