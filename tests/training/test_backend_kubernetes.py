@@ -293,3 +293,27 @@ def test_registered_and_missing_cluster_is_a_message(monkeypatch: pytest.MonkeyP
     with pytest.raises(ForgeError, match="no Kubernetes cluster configuration") as info:
         KubernetesBackend()
     assert "KUBECONFIG" in str(info.value)
+
+
+def test_shipped_manifests_are_accepted_by_the_client(emulator: Emulator) -> None:
+    """Every namespaced object in training/deploy/k8s goes through the official client's create_from_dict
+    (kmock cannot create cluster-scoped objects, so the Namespace is only checked for its name)."""
+    from pathlib import Path
+
+    import yaml
+    from kubernetes import utils
+
+    manifests = sorted((Path(__file__).parents[2] / "training/deploy/k8s").glob("*.yaml"))
+    assert len(manifests) >= 5
+    created = []
+    for path in manifests:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc["kind"] == "Namespace":
+                assert doc["metadata"]["name"] == "forge-rollouts"
+                continue
+            for o in utils.create_from_dict(emulator.api_client, doc, namespace="forge-rollouts"):
+                created.append(type(o).__name__)
+    expected = {"V1Role", "V1RoleBinding", "V1NetworkPolicy", "V1Deployment", "V1Service", "V1Pod"}
+    assert expected <= set(created)
+    example = emulator.core.list_namespaced_pod("forge-rollouts").items[0]
+    assert example.spec.restart_policy == "Never" and example.spec.automount_service_account_token is False
