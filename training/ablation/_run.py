@@ -1,0 +1,306 @@
+"""One training run of the credit ablation: one variant, one seed, through the real proxy.
+
+Per step: draw the step's tasks (a pure function of seed and step), run `group_size` rollouts of each
+through the recording proxy with the `plan-act` harness, read the records back over the control plane,
+rebuild trajectories, tag roles, apply the credit variant and GRPO (`build_batch`), and take one policy-
+gradient step on the rows. Every `eval_every` steps the policy is evaluated greedily on the held-out tasks
+and the run is checkpointed (weights, optimizer, curves); a re-run resumes from the last checkpoint and,
+because sampling seeds and data order are pure functions of (seed, step, rollout), continues exactly.
+"""
+
+import asyncio
+import json
+import os
+import secrets
+import shutil
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import numpy as np
+
+from forge_eval.training import build_batch, build_trajectory, credit_variant
+from forge_eval.training._proxy_control import HttpProxyControl
+from forge_eval.training.ablation import _slots
+from forge_eval.training.ablation._harness import HARNESS, run_plan_act
+from forge_eval.training.ablation._upstream import PolicyUpstream
+from forge_eval.training.credit import TASK_ROLES
+from forge_eval.training.proxy import ProxyConfig, ServerThread, create_app, read_calls, read_rollout
+from forge_eval.training.proxy._app import create_control_app
+from forge_eval.training.trajectories import Trajectory
+
+RUN_FILE = "run.json"
+CHECKPOINT = "checkpoint.pt"
+CONCURRENCY = 8
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Settings of one run (every variant of an ablation gets the same, except `variant`)."""
+
+    variant: str
+    seed: int
+    steps: int = 60
+    tasks_per_step: int = 4
+    group_size: int = 8
+    lr: float = 5e-3
+    eval_every: int = 10
+    n_heldout: int = 14
+    split_seed: int = 0
+    d_model: int = 64
+    n_layers: int = 2
+    gamma: float = 1.0
+    keep_records: bool = False
+
+
+def _import_torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        from forge_eval._errors import ForgeError
+
+        raise ForgeError(
+            "the credit ablation trains a policy with PyTorch, which is not installed",
+            hint="pip install 'forge-eval[train]' (CPU wheel: pip install torch --index-url "
+            "https://download.pytorch.org/whl/cpu), or run scripts/setup.d/40-verl.sh",
+        ) from None
+    return torch
+
+
+class _Proxy:
+    """The recording proxy in background threads, serving the policy: its data plane (the harness's base
+    URL) and its control plane (rollouts, rewards; admin key) on listeners of their own."""
+
+    def __init__(self, records: Path, upstream: PolicyUpstream) -> None:
+        self.config = ProxyConfig(records_dir=records, secret=secrets.token_hex(16))
+        data = create_app(self.config, upstream)
+        self.data = ServerThread(data).start()
+        self.control = ServerThread(create_control_app(data)).start()
+        self.url = self.data.url
+        self.records = records
+
+    def client(self) -> HttpProxyControl:
+        return HttpProxyControl(self.control.url, str(self.config.admin_key))
+
+    def stop(self) -> None:
+        self.control.stop()
+        self.data.stop()
+
+
+async def _rollout(
+    control: HttpProxyControl,
+    client: aiohttp.ClientSession,
+    url: str,
+    records: Path,
+    rollout_id: str,
+    task: _slots.SlotTask,
+    group: str,
+    sampling: dict[str, Any],
+    mode: str,
+) -> Trajectory:
+    created = await control.create_rollout(
+        {
+            "rollout_id": rollout_id,
+            "group_uid": group,
+            "task_id": task.task_id,
+            "harness": HARNESS,
+            "mode": mode,
+            "sampling": sampling,
+        }
+    )
+    outcome = await run_plan_act(client, url + created.base_path, created.api_key, task)
+    await control.report(rollout_id, 0, outcome)
+    # the proxy has written both records when the report is answered: read them from disk (two HTTP
+    # round trips fewer per rollout than GET /rollouts/{id} + /calls), then drop the rollout from memory
+    record = read_rollout(records, rollout_id)
+    calls = read_calls(records, rollout_id)
+    await control.release(rollout_id)
+    if record is None:
+        raise RuntimeError(f"the proxy wrote no rollout record for {rollout_id} under {records}")
+    return build_trajectory(record, calls)
+
+
+async def _rollouts(
+    proxy: _Proxy, jobs: list[tuple[str, _slots.SlotTask, str, dict[str, Any]]], mode: str
+) -> list[Trajectory]:
+    """Run `jobs` (rollout id, task, group, sampling), `CONCURRENCY` at a time.
+
+    Bounded because the proxy and the policy share one core: more in flight only adds connections,
+    and the control client's (httpx) pool spends time linear in its open connections on every request.
+    """
+    control = proxy.client()
+    gate = asyncio.Semaphore(CONCURRENCY)
+
+    async def one(
+        client: aiohttp.ClientSession, job: tuple[str, _slots.SlotTask, str, dict[str, Any]]
+    ) -> Trajectory:
+        async with gate:
+            return await _rollout(control, client, proxy.url, proxy.records, *job, mode)
+
+    # the harness's own HTTP client: aiohttp, as the proxy's upstream client (half httpx's CPU per call)
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as client:
+        try:
+            return await asyncio.gather(*(one(client, job) for job in jobs))
+        finally:
+            await control.aclose()
+
+
+def _success(t: Trajectory) -> float:
+    return float(bool((t.rollout.verifier_output or {}).get("success")))
+
+
+def _internal_entropy(trajectories: list[Trajectory]) -> float | None:
+    """Mean surprisal (-logprob) of the tokens sampled in harness-internal calls: a one-sample entropy
+    estimate of what the policy says in its planner and subagent calls. Uniform filler is log(12) = 2.48."""
+    values = [
+        -float(lp) for t in trajectories for c in t.calls if c.role not in TASK_ROLES for lp in c.logprobs
+    ]
+    return float(np.mean(values)) if values else None
+
+
+class Run:
+    """A training run with its proxy, policy and optimizer; `execute()` trains and evaluates."""
+
+    def __init__(self, config: RunConfig, out: Path) -> None:
+        self.torch = _import_torch()
+        from forge_eval.training.ablation._model import TinyPolicy, weights_hash
+
+        self.config, self.out = config, out
+        self.train_tasks, self.heldout = _slots.split_tasks(config.n_heldout, config.split_seed)
+        self.credit = credit_variant(config.variant, gamma=config.gamma)
+        self.torch.set_num_threads(1)  # one core per run; runs go in parallel (and bitwise repeatable)
+        self.torch.manual_seed(config.seed)
+        self.model = TinyPolicy(config.d_model, config.n_layers)
+        self.init_hash = weights_hash(self.model)
+        self.optimizer = self.torch.optim.Adam(self.model.parameters(), lr=config.lr)
+        self.upstream = PolicyUpstream(self.model)
+        self.records = out / "records"
+        self.state: dict[str, Any] = {"step": 0, "train": [], "eval": [], "seconds": 0.0}
+
+    def _load(self) -> None:
+        path = self.out / CHECKPOINT
+        if path.exists():
+            saved = self.torch.load(path, weights_only=False)
+            if saved["config"] != asdict(self.config):
+                raise ValueError(
+                    f"{path} was written by another configuration; remove {self.out} to start over"
+                )
+            self.model.load_state_dict(saved["model"])
+            self.optimizer.load_state_dict(saved["optimizer"])
+            self.state = saved["state"]
+
+    def _save(self) -> None:
+        tmp = self.out / (CHECKPOINT + ".tmp")
+        blob = {
+            "config": asdict(self.config),
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "state": self.state,
+        }
+        self.torch.save(blob, tmp)
+        os.replace(tmp, self.out / CHECKPOINT)
+
+    def _evaluate(self, proxy: _Proxy, step: int) -> dict[str, Any]:
+        self.model.eval()
+        jobs = [
+            (f"eval{step}-{i}", task, f"eval{step}-{task.task_id}", {"temperature": 0.0, "seed": 0})
+            for i, task in enumerate(self.heldout)
+        ]
+        trajectories = asyncio.run(_rollouts(proxy, jobs, "eval"))
+        self._drop_records(jobs)
+        per_task = {t.rollout.task_id: _success(t) for t in trajectories}
+        return {"step": step, "success": float(np.mean(list(per_task.values()))), "per_task": per_task}
+
+    def _drop_records(self, jobs: list[tuple[str, Any, str, Any]]) -> None:
+        if not self.config.keep_records:
+            for rid, *_ in jobs:
+                shutil.rmtree(self.records / rid, ignore_errors=True)
+
+    def _train_step(self, proxy: _Proxy, step: int) -> dict[str, Any]:
+        from forge_eval.training.ablation._model import response_logprobs
+
+        torch, c = self.torch, self.config
+        self.upstream.policy_version = step
+        tasks = _slots.data_order(self.train_tasks, c.seed, step, c.tasks_per_step)
+        jobs = [
+            (f"s{step}-t{i}-g{j}", task, f"s{step}-{task.task_id}", {"temperature": 1.0, "seed": c.seed})
+            for i, task in enumerate(tasks)
+            for j in range(c.group_size)
+        ]
+        trajectories = asyncio.run(_rollouts(proxy, jobs, "train"))
+        self._drop_records(jobs)
+        batch = build_batch(trajectories, credit=self.credit, merge=False, loss_norm="token")
+        roles: Counter[str] = Counter()
+        for row in batch.rows:
+            roles[row.roles[0]] += int(row.response_mask.sum())
+        metrics: dict[str, Any] = {
+            "step": step,
+            "reward": float(np.mean([t.rollout.reward for t in trajectories])),
+            "success": float(np.mean([_success(t) for t in trajectories])),
+            "internal_entropy": _internal_entropy(trajectories),
+            "trainable_tokens": dict(roles),
+            "rows": batch.stats.rows,
+            "discarded": batch.stats.discards.discarded,
+        }
+        rows = [r for r in batch.rows if np.any(r.advantages != 0)]
+        if rows:
+            self.model.train()
+            logps = response_logprobs(
+                self.model, [r.prompt_ids.tolist() for r in rows], [r.response_ids.tolist() for r in rows]
+            )
+            weights = sum(float(r.loss_weights.sum()) for r in batch.rows)
+            loss = (
+                -sum(
+                    (torch.from_numpy(r.advantages * r.loss_weights) * lp).sum()
+                    for r, lp in zip(rows, logps, strict=True)
+                )
+                / weights
+            )
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            mismatch = max(
+                float((lp.detach() - torch.from_numpy(r.logprobs)).abs().max())
+                for r, lp in zip(rows, logps, strict=True)
+            )
+            metrics |= {"loss": float(loss.detach()), "logprob_mismatch": mismatch}
+        return metrics
+
+    def execute(self) -> dict[str, Any]:
+        """Train to `steps` (resuming from the checkpoint), evaluating every `eval_every` steps."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        self._load()
+        c = self.config
+        proxy = _Proxy(self.records, self.upstream)
+        try:
+            if not self.state["eval"]:
+                self.state["eval"].append(self._evaluate(proxy, 0))
+                self._save()
+            while self.state["step"] < c.steps:
+                started = time.perf_counter()
+                step = self.state["step"]
+                self.state["train"].append(self._train_step(proxy, step))
+                self.state["step"] = step + 1
+                self.state["seconds"] += time.perf_counter() - started
+                if self.state["step"] % c.eval_every == 0 or self.state["step"] == c.steps:
+                    self.state["eval"].append(self._evaluate(proxy, self.state["step"]))
+                    self._save()
+        finally:
+            proxy.stop()
+        from forge_eval.training.ablation._model import weights_hash
+
+        result = {
+            "config": asdict(c),
+            "init_hash": self.init_hash,
+            "final_hash": weights_hash(self.model),
+            "data_hash": _slots.order_hash(self.train_tasks, c.seed, c.steps, c.tasks_per_step),
+            "heldout": [t.task_id for t in self.heldout],
+            "seconds_per_step": self.state["seconds"] / max(1, c.steps),
+            "train": self.state["train"],
+            "eval": self.state["eval"],
+        }
+        (self.out / RUN_FILE).write_text(json.dumps(result, indent=1))
+        return result

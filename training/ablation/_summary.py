@@ -1,0 +1,134 @@
+"""From the runs of an ablation to its statistics: curves, final success with CIs, paired differences, verdict.
+
+Cells are (held-out task, seed): a task's greedy success after training with that seed. Intervals come
+from the project's two-level bootstrap (`forge_eval.analysis`), paired differences from
+`paired_difference` on the same cells, so every variant is compared on the same tasks and seeds.
+"""
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from forge_eval.analysis import BootstrapResult, hierarchical_bootstrap, paired_difference
+
+
+def _cells(runs: list[dict[str, Any]], value: str) -> pd.DataFrame:
+    """One row per (held-out task, seed): success at the last checkpoint ("final") or its mean over the
+    checkpoints after step 0 ("auc", the area under the learning curve)."""
+    rows = []
+    for run in runs:
+        evals = run["eval"]
+        later = [e for e in evals if e["step"] > 0] or evals
+        for task in evals[-1]["per_task"]:
+            v = (
+                evals[-1]["per_task"][task]
+                if value == "final"
+                else float(np.mean([e["per_task"][task] for e in later]))
+            )
+            rows.append({"task_id": task, "seed": run["config"]["seed"], "value": v})
+    return pd.DataFrame(rows)
+
+
+def _interval(result: BootstrapResult) -> dict[str, Any]:
+    return {
+        "estimate": result.estimate,
+        "ci_low": result.ci_low,
+        "ci_high": result.ci_high,
+        "n_tasks": result.n_tasks,
+        "n_seeds": result.n_seeds,
+        "estimator": result.estimator,
+    }
+
+
+def _curve(runs: list[dict[str, Any]], part: str, key: str) -> dict[str, list[float | None]]:
+    """Mean and min/max band over seeds of `key` per step of `part` ("eval" or "train")."""
+    steps = [e["step"] for e in runs[0][part]]
+    values = np.array(
+        [[e.get(key) if e.get(key) is not None else np.nan for e in r[part]] for r in runs], dtype=float
+    )
+    mean = [None if np.all(np.isnan(col)) else float(np.nanmean(col)) for col in values.T]
+    low = [None if np.all(np.isnan(col)) else float(np.nanmin(col)) for col in values.T]
+    high = [None if np.all(np.isnan(col)) else float(np.nanmax(col)) for col in values.T]
+    return {"step": steps, "mean": mean, "low": low, "high": high}
+
+
+def _pair_sentence(a: str, b: str, d: dict[str, Any], agree: bool) -> str:
+    est, lo, hi = (100 * d[k] for k in ("estimate", "ci_low", "ci_high"))
+    span = f"{est:+.1f} points, 95% CI [{lo:+.1f}, {hi:+.1f}]"
+    if lo > 0 or hi < 0:
+        better, worse = (b, a) if lo > 0 else (a, b)
+        seeds = "every seed agrees" if agree else "but the seeds disagree in sign, so treat it with care"
+        return f"{better} beats {worse} on held-out success ({b} - {a}: {span}; {seeds})."
+    return f"{a} and {b} cannot be told apart ({b} - {a}: {span}; the interval includes 0)."
+
+
+def summarize(
+    runs_by_variant: dict[str, list[dict[str, Any]]], *, n_resamples: int = 10_000, random_state: int = 0
+) -> dict[str, Any]:
+    """Statistics of an ablation: per variant its curves and final/AUC success with CIs; per pair of
+    variants the paired differences; a plain-language verdict."""
+    variants: dict[str, Any] = {}
+    cells = {}
+    for name, runs in runs_by_variant.items():
+        cells[name] = {kind: _cells(runs, kind) for kind in ("final", "auc")}
+        entropy = [
+            np.nanmean(
+                [m["internal_entropy"] for m in r["train"][-5:] if m.get("internal_entropy") is not None]
+                or [np.nan]
+            )
+            for r in runs
+        ]
+        variants[name] = {
+            "final_success": _interval(
+                hierarchical_bootstrap(
+                    cells[name]["final"], n_resamples=n_resamples, random_state=random_state
+                )
+            ),
+            "auc_success": _interval(
+                hierarchical_bootstrap(cells[name]["auc"], n_resamples=n_resamples, random_state=random_state)
+            ),
+            "final_success_per_seed": {str(r["config"]["seed"]): r["eval"][-1]["success"] for r in runs},
+            "internal_entropy_final": float(np.nanmean(entropy)) if not np.all(np.isnan(entropy)) else None,
+            "seconds_per_step": float(np.mean([r["seconds_per_step"] for r in runs])),
+            "curves": {
+                "heldout_success": _curve(runs, "eval", "success"),
+                "train_reward": _curve(runs, "train", "reward"),
+                "internal_entropy": _curve(runs, "train", "internal_entropy"),
+            },
+        }
+    pairs = []
+    sentences = []
+    for a, b in itertools.combinations(runs_by_variant, 2):
+        entry: dict[str, Any] = {"a": a, "b": b}
+        for kind in ("final", "auc"):
+            paired = paired_difference(
+                cells[a][kind], cells[b][kind], n_resamples=n_resamples, random_state=random_state
+            )
+            entry[kind] = _interval(paired.difference) | {"n_paired": paired.n_paired}
+        per_seed_a = variants[a]["final_success_per_seed"]
+        per_seed_b = variants[b]["final_success_per_seed"]
+        signs = {np.sign(per_seed_b[s] - per_seed_a[s]) for s in per_seed_a if s in per_seed_b}
+        entry["seeds_agree"] = len(signs) == 1 and 0 not in signs
+        pairs.append(entry)
+        sentences.append(_pair_sentence(a, b, entry["final"], entry["seeds_agree"]))
+    told = [p for p in pairs if p["final"]["ci_low"] > 0 or p["final"]["ci_high"] < 0]
+    n_seeds = len(next(iter(runs_by_variant.values())))
+    n_tasks = len(next(iter(cells.values()))["final"]["task_id"].unique())
+    if not pairs:
+        headline = "Only one variant was trained: there is nothing to compare."
+    elif told:
+        headline = f"The data can tell {len(told)} of {len(pairs)} pairs of variants apart."
+    else:
+        headline = "The data cannot tell the variants apart at this scale."
+    caveat = (
+        f"Cells are {n_tasks} held-out tasks x {n_seeds} training seeds; the bootstrap resamples tasks and the "
+        "seeds within them, so with few seeds the run-to-run variance of training is only partly in the "
+        "intervals: check that the per-seed values agree before trusting a small difference."
+    )
+    return {
+        "variants": variants,
+        "pairs": pairs,
+        "verdict": {"headline": headline, "pairs": sentences, "caveat": caveat},
+    }

@@ -1,0 +1,88 @@
+"""`PolicyUpstream`: the proxy's upstream is the small policy itself, served in-process.
+
+It does what a model server does for the proxy (vLLM with `return_token_ids`): render the chat template,
+decode under the tool-call grammar, parse the tool call, and return token ids, logprobs and the policy
+version. In-process rather than behind a second HTTP hop because the policy's weights live in the trainer
+and one more hop per call would double the CPU spent on plumbing; the harness still reaches it only
+through the real proxy over HTTP, and every call is recorded.
+"""
+
+import hashlib
+import json
+import time
+from typing import Any
+
+from forge_eval.training.ablation import _tokens
+from forge_eval.training.ablation._model import MAX_LEN, TinyPolicy, generate
+from forge_eval.training.proxy import (
+    CanonicalRequest,
+    CanonicalResponse,
+    ToolCall,
+    UpstreamError,
+    UpstreamResult,
+)
+
+MODEL_NAME = "forge-tiny-policy"
+
+
+def call_seed(seed: int, route_key: str, call_seq: int) -> int:
+    """The sampling seed of one call: from the rollout's pinned seed, its key and the call's number."""
+    digest = hashlib.sha256(f"{seed}|{route_key}|{call_seq}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") & (2**63 - 1)
+
+
+class PolicyUpstream:
+    """Serves canonical chat requests from a `TinyPolicy` (`policy_version` is set by the trainer)."""
+
+    def __init__(self, model: TinyPolicy) -> None:
+        self.model = model
+        self.policy_version = 0
+
+    async def complete(
+        self, request: CanonicalRequest, sampling: dict[str, Any], *, route_key: str, call_seq: int
+    ) -> UpstreamResult:
+        served = request.body(MODEL_NAME, sampling)
+        if request.is_completion:
+            raise UpstreamError(
+                "http_4xx", "the small policy serves chat requests only", 400, served_request=served
+            )
+        prompt = _tokens.render_prompt(request.messages, request.tools, request.tool_choice)
+        if len(prompt) + _tokens.MAX_TURN_TOKENS > MAX_LEN:
+            raise UpstreamError(
+                "context_length",
+                f"prompt of {len(prompt)} tokens exceeds the maximum context length of {MAX_LEN}",
+                400,
+                served_request=served,
+            )
+        t_start = time.time()
+        ids, logprobs = generate(
+            self.model,
+            prompt,
+            temperature=float(sampling.get("temperature", 1.0)),
+            seed=call_seed(int(sampling.get("seed", 0)), route_key, call_seq),
+        )
+        text, calls = _tokens.parse(ids)
+        tool_calls = [ToolCall(f"call_{call_seq}_{i}", n, json.dumps(a)) for i, (n, a) in enumerate(calls)]
+        response = CanonicalResponse(
+            text=text,
+            tool_calls=tool_calls,
+            finish_reason="tool_calls" if tool_calls else "stop",
+            prompt_tokens=len(prompt),
+            completion_tokens=len(ids),
+            model=MODEL_NAME,
+            prompt_token_ids=prompt,
+            completion_token_ids=ids,
+            completion_logprobs=logprobs,
+            policy_version=self.policy_version,
+        )
+        raw = {
+            "model": MODEL_NAME,
+            "choices": [{"message": response.assistant_message(), "finish_reason": response.finish_reason}],
+        }
+        return UpstreamResult(response, served, raw, "in-process", 200, [], t_start, time.time())
+
+    async def count_tokens(self, request: CanonicalRequest) -> int:
+        return len(_tokens.render_prompt(request.messages, request.tools, request.tool_choice))
+
+    async def aclose(self) -> None:
+        """Nothing to release: the policy belongs to the trainer."""
