@@ -13,7 +13,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 
 from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, read_calls, serve_in_task
 from forge_eval.training.records import RolloutRecord
-from tests.proxy._harnesses import NPM_BIN, TASK, codex_args, isolated_env
+from tests.proxy._harnesses import TASK, binary, codex_args, isolated_env
 
 
 def _policy(messages, tools, tool_choice, config) -> ModelOutput:
@@ -31,7 +31,7 @@ def _policy(messages, tools, tool_choice, config) -> ModelOutput:
 
 
 @solver
-def through_proxy(records: Path, run: Path):
+def through_proxy(records: Path, run: Path, codex: Path | None):
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         config = ProxyConfig(records_dir=records, secret="s")
         app = create_app(config, InspectUpstream(None))  # None: the model of this sample
@@ -65,8 +65,7 @@ def through_proxy(records: Path, run: Path):
                 json={"model": "m", "messages": messages, "tools": tools, "stream": True},
             )
             assert streamed.text.endswith("data: [DONE]\n\n")
-            codex = NPM_BIN / "codex"
-            if codex.exists():  # a real harness through the proxy into Inspect
+            if codex is not None:  # a real harness through the proxy into Inspect
                 work = run / "work"
                 work.mkdir(parents=True)
                 env = isolated_env(run, CODEX_HOME=str(run / "home" / ".codex"), KEY="unused")
@@ -89,10 +88,11 @@ def through_proxy(records: Path, run: Path):
     return solve
 
 
-def test_calls_through_the_proxy_are_inspect_model_events(tmp_path):
+def _run(tmp_path: Path, codex: Path | None):
     model = get_model("mockllm/model", custom_outputs=_policy)
     task = Task(
-        dataset=[Sample(input="unused")], solver=through_proxy(tmp_path / "records", tmp_path / "run")
+        dataset=[Sample(input="unused")],
+        solver=through_proxy(tmp_path / "records", tmp_path / "run", codex),
     )
     log = eval(task, model=model, log_dir=str(tmp_path / "logs"), display="none")[0]
     assert log.status == "success", log.error
@@ -100,6 +100,11 @@ def test_calls_through_the_proxy_are_inspect_model_events(tmp_path):
     events = [e for e in sample.events if isinstance(e, ModelEvent)]
     calls = read_calls(tmp_path / "records", "eval1")
     assert len(events) == len(calls) >= 2
+    return sample, events, calls
+
+
+def test_calls_through_the_proxy_are_inspect_model_events(tmp_path):
+    _sample, events, calls = _run(tmp_path, codex=None)
     # the first event is the chat call: the harness's tools reached Inspect, the tool call came back
     assert [t.name for t in events[0].tools] == ["exec"]
     assert events[0].output.message.tool_calls[0].function == "exec"
@@ -111,8 +116,13 @@ def test_calls_through_the_proxy_are_inspect_model_events(tmp_path):
         "Done: created hello.txt."
     )
     assert all(c.endpoint == "inspect:mockllm/model" for c in calls)
-    if (NPM_BIN / "codex").exists():
-        assert sample.metadata["codex_file"] == "hi"
-        codex_calls = [c for c in calls if c.api == "responses"]
-        assert len(codex_calls) == 2 and codex_calls[0].harness == "codex"
-        assert [t.name for t in events[2].tools][:1] == ["exec_command"]
+
+
+def test_real_codex_through_the_proxy_into_inspect(tmp_path):
+    codex = binary("codex")  # skips, naming the setup script, when Codex is not installed
+    sample, events, calls = _run(tmp_path, codex=codex)
+    assert sample.metadata["codex_file"] == "hi"
+    codex_calls = [c for c in calls if c.api == "responses"]
+    assert len(codex_calls) == 2 and codex_calls[0].harness == "codex"
+    assert [t.name for t in events[2].tools][:1] == ["exec_command"]
+    assert all(c.endpoint == "inspect:mockllm/model" for c in calls)

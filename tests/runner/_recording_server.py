@@ -8,6 +8,7 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -33,8 +34,19 @@ def _reply(body: dict) -> dict:
     }
 
 
+@dataclass
+class Hold:
+    """Requests whose messages contain `marker` wait (listed in `held`) until `release` is set."""
+
+    marker: str
+    release: threading.Event = field(default_factory=threading.Event)
+    held: list[dict] = field(default_factory=list)
+
+
 @contextmanager
-def recording_server(fail_if_contains: list[str] | None = None) -> Iterator[tuple[str, list[dict]]]:
+def recording_server(
+    fail_if_contains: list[str] | None = None, hold: Hold | None = None
+) -> Iterator[tuple[str, list[dict]]]:
     """Yield (base_url, requests) for a server on 127.0.0.1; `requests` fills as calls arrive.
 
     A request whose messages contain any string in `fail_if_contains` (a list the test may change
@@ -47,6 +59,10 @@ def recording_server(fail_if_contains: list[str] | None = None) -> Iterator[tupl
         def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             text = json.dumps(body.get("messages", []))
+            if hold is not None and hold.marker in text and not hold.release.is_set():
+                hold.held.append(body)
+                hold.release.wait()
+                return
             if any(marker in text for marker in failing):
                 data = json.dumps(
                     {"error": {"message": "injected failure", "type": "invalid_request"}}
@@ -70,5 +86,7 @@ def recording_server(fail_if_contains: list[str] | None = None) -> Iterator[tupl
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
     finally:
+        if hold is not None:
+            hold.release.set()
         server.shutdown()
         server.server_close()
