@@ -5,9 +5,11 @@ The upstream is forge-eval's scripted upstream (microseconds of work per call), 
 the proxy's own cost: parsing, keying, the upstream hop, SSE synthesis and the durable record write.
 Upstream, proxy and load generator each run in their own process (all on this machine's cores).
 Targets (issue 3): <= 2 ms added p50 latency, >= 500 calls/s on 2 cores.
-Last, the Inspect-model upstream: a call through the proxy into `Model.generate()` (mockllm, inside one
+Then, the Inspect-model upstream: a call through the proxy into `Model.generate()` (mockllm, inside one
 Inspect sample) against `generate()` called directly (reference/inspect.md: the in-process agent bridge
 costs ~15 ms a call, the sandbox bridge ~2 s).
+Last, memory per live rollout: bytes the proxy retains per call within one rollout (tracemalloc), with the
+request-hash index bounded (now) and unbounded (as before issue 8), side by side in one run.
 
     .venv/bin/python bench/proxy_overhead.py [--calls 2000] [--seconds 20]
 """
@@ -35,6 +37,7 @@ uvicorn.run(ScriptedUpstream(keep_requests=False).app(), host="127.0.0.1", port=
             log_level="warning", access_log=False)
 """
 SECRET = "bench-secret"
+ADMIN_KEY = "bench-admin-key"
 
 
 def body(stream: bool) -> dict:
@@ -172,15 +175,74 @@ def inspect_overhead(calls: int = 50) -> tuple[float, float]:
     return medians["direct"], medians["proxy"]
 
 
+class _FixedUpstream:
+    """An in-process upstream that answers every call with the same short turn: the memory measurement
+    wants only the proxy's own retained state, with no network or upstream buffers in the picture."""
+
+    async def complete(self, request, sampling, *, route_key, call_seq):  # type: ignore[no-untyped-def]
+        from forge_eval.training.proxy import CanonicalResponse, UpstreamResult
+
+        response = CanonicalResponse(text="ok", prompt_token_ids=[1, 2], completion_token_ids=[3])
+        return UpstreamResult(response, request.body("m", sampling), t_start=time.time(), t_end=time.time())
+
+    async def count_tokens(self, request):  # type: ignore[no-untyped-def]
+        return 1
+
+    async def aclose(self) -> None:
+        return None
+
+
+def memory_per_call(calls: int, bounded: bool) -> tuple[float, int]:
+    """Bytes retained per call within one live rollout, and the request-index size at the end."""
+    import gc
+    import tracemalloc
+
+    from forge_eval.training.proxy import ProxyConfig, _rollouts, create_app
+    from forge_eval.training.records import RolloutRecord
+
+    cap = _rollouts.RECENT_REQUESTS
+    _rollouts.RECENT_REQUESTS = cap if bounded else 10**12
+
+    async def run() -> tuple[float, int]:
+        with tempfile.TemporaryDirectory() as records:
+            app = create_app(ProxyConfig(records_dir=records, secret=SECRET), _FixedUpstream())
+            state, _ = app.state.proxy.rollouts.add(RolloutRecord(rollout_id="mem"))
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://proxy") as client:
+
+                async def call(i: int) -> None:
+                    body = {"model": "m", "messages": [{"role": "user", "content": f"turn {i}"}]}
+                    (await client.post("/r/mem/0/v1/chat/completions", json=body)).raise_for_status()
+
+                for i in range(200):  # warm-up: caches, first-use allocations
+                    await call(i)
+                gc.collect()
+                tracemalloc.start()
+                before = tracemalloc.get_traced_memory()[0]
+                for i in range(200, 200 + calls):
+                    await call(i)
+                gc.collect()
+                after = tracemalloc.get_traced_memory()[0]
+                tracemalloc.stop()
+                app.state.proxy.writer.close()
+                return (after - before) / calls, len(state.calls_by_hash)
+
+    try:
+        return asyncio.run(run())
+    finally:
+        _rollouts.RECENT_REQUESTS = cap
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000, help="requests per measurement (bounded)")
     parser.add_argument("--seconds", type=float, default=10.0, help="time cap per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (the median is shown)")
     args = parser.parse_args()
-    upstream_port, proxy_port = free_port(), free_port()
+    upstream_port, proxy_port, control_port = free_port(), free_port(), free_port()
     records = tempfile.mkdtemp(prefix="forge-bench-records-")
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    proxy_env = {**env, "FORGE_PROXY_SECRET": SECRET, "FORGE_PROXY_ADMIN_KEY": ADMIN_KEY}
     upstream = subprocess.Popen([sys.executable, "-c", UPSTREAM, str(upstream_port)], env=env)
     proxy = subprocess.Popen(
         [
@@ -193,23 +255,23 @@ def main() -> None:
             f"http://127.0.0.1:{upstream_port}",
             "--port",
             str(proxy_port),
+            "--control-port",
+            str(control_port),
             "--records",
             records,
-            "--secret",
-            SECRET,
             "--served-model",
             "scripted-policy",
         ],
-        env=env,
+        env=proxy_env,
         stderr=subprocess.DEVNULL,
     )
     try:
         wait_ready(f"http://127.0.0.1:{upstream_port}/v1/models", upstream)
         wait_ready(f"http://127.0.0.1:{proxy_port}/healthz", proxy)
         created = httpx.post(
-            f"http://127.0.0.1:{proxy_port}/rollouts",
+            f"http://127.0.0.1:{control_port}/rollouts",
             json={"rollout_id": "bench"},
-            headers={"Authorization": f"Bearer {SECRET}"},
+            headers={"Authorization": f"Bearer {ADMIN_KEY}"},
         ).json()
         direct = (f"http://127.0.0.1:{upstream_port}/v1/chat/completions", {})
         proxied = (
@@ -244,6 +306,14 @@ def main() -> None:
         f"Inspect upstream (mockllm, p50 of 50 calls): generate() {direct_ms:.2f} ms, through the proxy "
         f"{proxy_ms:.2f} ms (+{proxy_ms - direct_ms:.2f} ms, each call a ModelEvent)"
     )
+    print("memory retained per call within one live rollout (tracemalloc, after gc):")
+    for calls in (1000, 4000):
+        now, index_now = memory_per_call(calls, bounded=True)
+        unbounded, index_before = memory_per_call(calls, bounded=False)
+        print(
+            f"  {calls:>5} calls: bounded index {now:>7.1f} B/call ({index_now} entries) | "
+            f"unbounded index (before) {unbounded:>7.1f} B/call ({index_before} entries)"
+        )
 
 
 if __name__ == "__main__":

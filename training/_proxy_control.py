@@ -2,7 +2,8 @@
 
 The trainer side of the proxy contract: `POST /rollouts`, `POST /rollouts/{id}/status`,
 `POST /rollouts/{id}/reward`, `GET /rollouts/{id}` and `GET /rollouts/{id}/calls` (reference
-rl-training.md §5). `ProxyControl` is the interface the AgentLoop needs; `HttpProxyControl` speaks HTTP.
+rl-training.md §5). `ProxyControl` is the interface the AgentLoop needs; `HttpProxyControl` speaks HTTP
+to the proxy's control listener (a TCP URL or `unix:<socket path>`), or to its control app in-process.
 """
 
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ class HttpProxyControl:
     """`ProxyControl` over HTTP.
 
     Args:
-        base_url: The proxy's address, e.g. http://127.0.0.1:8400.
+        base_url: The control plane's address, e.g. http://127.0.0.1:8378, or `unix:/path/control.sock`.
         admin_key: The control plane's admin key.
         timeout_s: Per-request timeout.
     """
@@ -52,12 +53,22 @@ class HttpProxyControl:
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        if base_url.startswith("unix:") and transport is None:
+            transport = httpx.AsyncHTTPTransport(uds=base_url.removeprefix("unix:"))
+            base_url = "http://forge-proxy-control"
         self._client = httpx.AsyncClient(
-            base_url=self.base_url,
+            base_url=base_url,
             headers={"Authorization": f"Bearer {admin_key}"},
             timeout=timeout_s,
             transport=transport,
         )
+
+    @classmethod
+    def in_process(cls, control_app: Any, admin_key: str, *, timeout_s: float = 60.0) -> "HttpProxyControl":
+        """A client of `create_control_app(...)` called directly, with no listener at all. Use it from
+        the event loop that serves the data plane (e.g. inside `serve_in_task`)."""
+        transport = httpx.ASGITransport(app=control_app)
+        return cls("http://forge-proxy-control", admin_key, timeout_s=timeout_s, transport=transport)
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:
@@ -65,7 +76,7 @@ class HttpProxyControl:
         except httpx.HTTPError as e:
             raise ForgeError(
                 f"the recording proxy at {self.base_url} did not answer {method} {path}: {e}",
-                hint="start the proxy and check the agent loop's proxy_url",
+                hint="start the proxy and check the agent loop's control_url",
             ) from None
         if response.status_code >= 400:
             try:

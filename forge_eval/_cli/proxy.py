@@ -1,5 +1,6 @@
 """`forge-eval proxy`: run the recording proxy, compact its records to Parquet."""
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
@@ -23,23 +24,50 @@ def proxy() -> None:
     metavar="URL",
     help="OpenAI-compatible server (vLLM, SGLang, llama.cpp); repeat for several (sticky per rollout).",
 )
-@click.option("--port", default=8377, show_default=True, type=click.IntRange(0, 65535))
-@click.option("--host", default="127.0.0.1", show_default=True, help="Bind address.")
+@click.option(
+    "--port", default=8377, show_default=True, type=click.IntRange(0, 65535), help="Data plane port."
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Data plane bind address (harnesses); a non-loopback address is warned about.",
+)
+@click.option(
+    "--control-port",
+    default=8378,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Control plane port, always on 127.0.0.1 (rollouts, rewards, pause).",
+)
+@click.option(
+    "--control-socket",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Serve the control plane on this Unix socket (mode 0600) instead of --control-port.",
+)
 @click.option(
     "--records",
     "records_dir",
     default="runs/proxy-records",
     show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="Where call records are written.",
+    help="Where call records are written (0700).",
 )
 @click.option(
-    "--secret",
-    envvar="FORGE_PROXY_SECRET",
+    "--secret-file",
     default=None,
-    help="Signs rollout API keys and is the admin key unless --admin-key [env FORGE_PROXY_SECRET].",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="File holding the key-signing secret [or env FORGE_PROXY_SECRET; default: RECORDS/.secret].",
 )
-@click.option("--admin-key", envvar="FORGE_PROXY_ADMIN_KEY", default=None, help="Control-plane bearer token.")
+@click.option(
+    "--admin-key-file",
+    default=None,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="File holding the control plane's token [or env FORGE_PROXY_ADMIN_KEY; default RECORDS/.admin-key].",
+)
+@click.option("--secret", "argv_secret", default=None, hidden=True)
+@click.option("--admin-key", "argv_admin_key", default=None, hidden=True)
 @click.option(
     "--served-model", default=None, help="Model name sent upstream (default: the upstream's first)."
 )
@@ -72,9 +100,13 @@ def serve(
     upstreams: tuple[str, ...],
     port: int,
     host: str,
+    control_port: int,
+    control_socket: Path | None,
     records_dir: Path,
-    secret: str | None,
-    admin_key: str | None,
+    secret_file: Path | None,
+    admin_key_file: Path | None,
+    argv_secret: str | None,
+    argv_admin_key: str | None,
     served_model: str | None,
     aliases: tuple[str, ...],
     max_body_mb: float,
@@ -85,17 +117,51 @@ def serve(
     upstream_key: str | None,
     access_log: bool,
 ) -> None:
-    """Serve harness calls from the upstream(s) and record each one under --records."""
-    from forge_eval.training.proxy import ProxyConfig, create_app, serve_forever
+    """Serve harness calls from the upstream(s) and record each one under --records.
 
+    Two listeners: the data plane on --host:--port for harnesses, and the control plane (rollouts,
+    rewards) on 127.0.0.1:--control-port or --control-socket. Credentials never come from the command
+    line, which every local process can read in /proc: the secret and the admin key come from
+    FORGE_PROXY_SECRET / FORGE_PROXY_ADMIN_KEY or --secret-file / --admin-key-file, else they are
+    generated once into RECORDS/.secret and RECORDS/.admin-key (0600) and reused on restart, so
+    rollout keys keep working.
+    """
+    from forge_eval.training.proxy import (
+        Listener,
+        ProxyConfig,
+        create_app,
+        create_control_app,
+        serve_forever,
+    )
+
+    for flag, given in (("--secret", argv_secret), ("--admin-key", argv_admin_key)):
+        if given is not None:
+            variable = "FORGE_PROXY_SECRET" if flag == "--secret" else "FORGE_PROXY_ADMIN_KEY"
+            raise UsageError(
+                f"{flag} on the command line is readable by every local process (/proc/PID/cmdline)",
+                f"set {variable} or use {flag}-file",
+            )
     for url in upstreams:
         if not url.startswith(("http://", "https://")):
             raise UsageError(
                 f"--upstream must be an http(s) URL, got {url!r}", "e.g. --upstream http://127.0.0.1:8000/v1"
             )
-    if secret is None:
-        secret = secrets.token_urlsafe(24)
-        click.echo(f"no --secret given; generated one for this run: {secret}", err=True)
+    if not _loopback(host):
+        click.echo(
+            f"warning: --host {host} lets other machines reach the data plane; rollout keys are its only "
+            "protection (the control plane stays on 127.0.0.1)",
+            err=True,
+        )
+    try:
+        records_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        secret = _credential("FORGE_PROXY_SECRET", secret_file, records_dir / ".secret")
+        admin_key = _credential("FORGE_PROXY_ADMIN_KEY", admin_key_file, records_dir / ".admin-key")
+    except OSError as e:
+        raise UsageError(
+            f"cannot use records directory {records_dir}: {e}", "choose another --records"
+        ) from e
+    if admin_key == secret:
+        raise UsageError("the admin key and the secret are the same", "give the control plane its own token")
     config = ProxyConfig(
         records_dir=records_dir,
         secret=secret,
@@ -116,12 +182,49 @@ def serve(
         raise UsageError(
             f"cannot write records to {records_dir}: {e.strerror}", "choose another --records"
         ) from e
+    control_listener = Listener(port=control_port, uds=control_socket)
+    where = f"unix:{control_socket}" if control_socket else f"http://127.0.0.1:{control_port}"
+    key_source = (
+        "FORGE_PROXY_ADMIN_KEY"
+        if os.environ.get("FORGE_PROXY_ADMIN_KEY")
+        else str(admin_key_file or records_dir / ".admin-key")
+    )
     click.echo(
-        f"forge-eval proxy on http://{host}:{port} (pid {os.getpid()}) -> {', '.join(upstreams)}; "
-        f"records in {records_dir}",
+        f"forge-eval proxy (pid {os.getpid()}): harnesses on http://{host}:{port} -> {', '.join(upstreams)}; "
+        f"control plane on {where} (admin key: {key_source}); records in {records_dir}",
         err=True,
     )
-    serve_forever(app, host, port, access_log)
+    try:
+        serve_forever(app, Listener(host, port), create_control_app(app), control_listener, access_log)
+    except OSError as e:
+        raise UsageError(
+            f"cannot listen on {host}:{port} or {where}: {e.strerror or e}",
+            "choose free ports with --port / --control-port (or stop the other proxy)",
+        ) from e
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _credential(variable: str, file: Path | None, generated: Path) -> str:
+    """A secret from the environment, else a file, else generated once into `generated` (0600)."""
+    value = os.environ.get(variable)
+    if not value and file is not None:
+        value = file.read_text().strip()
+        if not value:
+            raise UsageError(f"{file} is empty", "write the token into it, or let the proxy make one")
+    if not value and generated.exists():
+        value = generated.read_text().strip()
+    if not value:
+        value = secrets.token_urlsafe(32)
+        fd = os.open(generated, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(value + "\n")
+    return value
 
 
 @proxy.command()

@@ -8,10 +8,18 @@ from typing import Any
 import httpx
 import pytest
 
-from forge_eval.training.proxy import ProxyConfig, ScriptedUpstream, ServerThread, create_app, serve_in_thread
+from forge_eval.training.proxy import (
+    ProxyConfig,
+    ScriptedUpstream,
+    ServerThread,
+    create_app,
+    create_control_app,
+    serve_in_thread,
+)
 
 SECRET = "test-secret"
-ADMIN = {"Authorization": f"Bearer {SECRET}"}
+ADMIN_KEY = "test-admin-key"
+ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -22,7 +30,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @dataclass
 class Proxy:
-    """A running proxy with its records directory and an admin client."""
+    """A running proxy (data plane `url`, control plane `control_url`), its records and an admin client."""
 
     server: ServerThread
     records: Path
@@ -33,8 +41,13 @@ class Proxy:
     def url(self) -> str:
         return self.server.url
 
+    @property
+    def control_url(self) -> str:
+        assert self.server.control_url
+        return self.server.control_url
+
     def admin(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        return httpx.request(method, self.url + path, headers=ADMIN, timeout=30, **kwargs)
+        return httpx.request(method, self.control_url + path, headers=ADMIN, timeout=30, **kwargs)
 
     def rollout(self, rollout_id: str, attempt: int = 0, **fields: Any) -> dict[str, Any]:
         """Create a rollout; returns the control plane's answer (with `api_key` and `base_path`)."""
@@ -77,13 +90,14 @@ def make_proxy(
     def start(upstreams: list[str] | None = None, upstream_object: Any = None, **options: Any) -> Proxy:
         records = tmp_path / f"records{len(started)}"
         options.setdefault("upstream_backoff_s", 0.01)
+        options.setdefault("records_dir", records)
         config = ProxyConfig(
-            records_dir=records, secret=SECRET, upstreams=upstreams or [upstream[1].url], **options
+            secret=SECRET, admin_key=ADMIN_KEY, upstreams=upstreams or [upstream[1].url], **options
         )
         app = create_app(config, upstream_object)
-        server = ServerThread(app).start()
+        server = ServerThread(app, control=create_control_app(app)).start()
         started.append(server)
-        return Proxy(server, records, config, app)
+        return Proxy(server, config.records_dir, config, app)
 
     yield start
     for server in started:

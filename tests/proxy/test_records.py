@@ -14,10 +14,11 @@ from click.testing import CliRunner
 
 from forge_eval._cli.proxy import proxy as proxy_cli
 from forge_eval.training.proxy import free_port, read_calls, read_rollout
-from tests.proxy.conftest import ADMIN, SECRET
+from tests.proxy.conftest import ADMIN, ADMIN_KEY, SECRET
 
 
-def _start_proxy(upstream_url: str, records, port: int) -> subprocess.Popen:
+def _start_proxy(upstream_url: str, records, port: int, control_port: int, **popen) -> subprocess.Popen:
+    """`forge-eval proxy serve` in a subprocess (credentials in its environment, never in argv)."""
     argv = [
         sys.executable,
         "-m",
@@ -28,12 +29,13 @@ def _start_proxy(upstream_url: str, records, port: int) -> subprocess.Popen:
         upstream_url,
         "--port",
         str(port),
+        "--control-port",
+        str(control_port),
         "--records",
         str(records),
-        "--secret",
-        SECRET,
     ]
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = {**os.environ, "FORGE_PROXY_SECRET": SECRET, "FORGE_PROXY_ADMIN_KEY": ADMIN_KEY}
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, **popen)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
@@ -46,12 +48,13 @@ def _start_proxy(upstream_url: str, records, port: int) -> subprocess.Popen:
 
 
 def test_kill_9_loses_no_delivered_call(upstream, scripted, tmp_path):
-    port = free_port()
+    port, control_port = free_port(), free_port()
     records = tmp_path / "records"
-    process = _start_proxy(upstream[1].url, records, port)
+    process = _start_proxy(upstream[1].url, records, port, control_port)
     url = f"http://127.0.0.1:{port}"
     try:
-        key = httpx.post(url + "/rollouts", json={"rollout_id": "k9"}, headers=ADMIN).json()["api_key"]
+        control = f"http://127.0.0.1:{control_port}"
+        key = httpx.post(control + "/rollouts", json={"rollout_id": "k9"}, headers=ADMIN).json()["api_key"]
         scripted.delay_s = 0.002
         delivered: list[str] = []
         lock = threading.Lock()

@@ -110,7 +110,7 @@ def test_control_plane_lifecycle(proxy):
     again = proxy.admin("POST", "/rollouts", json={"rollout_id": "life", "group_uid": "other"})
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json()["rollout"]["group_uid"] == "g" and again.json()["api_key"] == first.json()["api_key"]
-    assert httpx.post(proxy.url + "/rollouts", json={"rollout_id": "x"}).status_code == 401
+    assert httpx.post(proxy.control_url + "/rollouts", json={"rollout_id": "x"}).status_code == 401
     assert proxy.admin("POST", "/rollouts", json={"rollout_id": "bad/id"}).status_code == 400
     assert proxy.admin("POST", "/rollouts", json={"rollout_id": "x", "mode": "play"}).status_code == 400
     key = first.json()["api_key"]

@@ -6,9 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from forge_eval.training.proxy import ProxyConfig, ScriptedUpstream, ServerThread, create_app, serve_in_thread
+from forge_eval.training.proxy import (
+    ProxyConfig,
+    ScriptedUpstream,
+    ServerThread,
+    create_app,
+    create_control_app,
+    serve_in_thread,
+)
 
 PROXY_SECRET = "training-test-secret"
+PROXY_ADMIN_KEY = "training-test-admin-key"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -30,11 +38,29 @@ def proxy_records(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def proxy_url(proxy_records: Path) -> Iterator[str]:
+def proxy_server(proxy_records: Path) -> Iterator[ServerThread]:
+    """The real proxy: data plane at `.url`, control plane (admin key PROXY_ADMIN_KEY) at `.control_url`."""
     with serve_in_thread(ScriptedUpstream().app()) as upstream:
-        config = ProxyConfig(records_dir=proxy_records, secret=PROXY_SECRET, upstreams=[upstream.url])
-        server = ServerThread(create_app(config)).start()
+        config = ProxyConfig(
+            records_dir=proxy_records,
+            secret=PROXY_SECRET,
+            admin_key=PROXY_ADMIN_KEY,
+            upstreams=[upstream.url],
+        )
+        app = create_app(config)
+        server = ServerThread(app, control=create_control_app(app)).start()
         try:
-            yield server.url
+            yield server
         finally:
             server.stop()
+
+
+@pytest.fixture(scope="session")
+def proxy_url(proxy_server: ServerThread) -> str:
+    return proxy_server.url
+
+
+@pytest.fixture(scope="session")
+def proxy_control_url(proxy_server: ServerThread) -> str:
+    assert proxy_server.control_url
+    return proxy_server.control_url

@@ -22,7 +22,7 @@ from forge_eval.training.backends import (
     python_ro_binds,
 )
 from tests.training._sandboxes import http_server, needs_bwrap, processes_with
-from tests.training.conftest import PROXY_SECRET
+from tests.training.conftest import PROXY_ADMIN_KEY
 
 pytestmark = needs_bwrap
 
@@ -59,6 +59,7 @@ root = os.environ["FORGE_PROXY_BASE_URL"]  # http://127.0.0.1:18080/r/<id>/<atte
 control = root.split("/r/")[0] + "/rollouts/" + os.environ["FORGE_ROLLOUT_ID"]
 probes = {"control_with_rollout_key": probe(control, os.environ["OPENAI_API_KEY"]),
           "host_proxy_port": probe(os.environ["HOST_PROXY"], "x"),
+          "control_port": probe(os.environ["HOST_CONTROL"] + "/rollouts", os.environ["OPENAI_API_KEY"]),
           "other_host_server": probe(os.environ["OTHER_SERVER"], "x")}
 json.dump(probes, open("probes.json", "w"))
 """
@@ -94,17 +95,19 @@ async def _run(backend: LocalBackend, spec: RolloutSpec, deadline: float | None 
         await backend.stop(handle)
 
 
-def test_rollout_through_the_real_proxy(proxy_url: str, tmp_path: Path) -> None:
+def test_rollout_through_the_real_proxy(proxy_url: str, proxy_control_url: str, tmp_path: Path) -> None:
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT)
 
     async def main():  # noqa: ANN202
-        control = HttpProxyControl(proxy_url, PROXY_SECRET)
+        control = HttpProxyControl(proxy_control_url, PROXY_ADMIN_KEY)
         fields = {"rollout_id": "local-1", "group_uid": "g", "harness": "react"}
         created = await control.create_rollout(fields)
         spec = RolloutSpec("local-1", 0, "react", {}, proxy_url + created.base_path, created.api_key, 60)
         with http_server(b"other") as other:
-            program = hello_program(agent, HOST_PROXY=proxy_url, OTHER_SERVER=f"http://127.0.0.1:{other}/")
+            program = hello_program(
+                agent, HOST_PROXY=proxy_url, HOST_CONTROL=proxy_control_url, OTHER_SERVER=f"http://127.0.0.1:{other}/"
+            )
             outcome = await _run(LocalBackend(program, root_dir=tmp_path / "rollouts"), spec)
         await control.report("local-1", 0, outcome)
         fetched = await control.fetch("local-1", 0)
@@ -114,8 +117,10 @@ def test_rollout_through_the_real_proxy(proxy_url: str, tmp_path: Path) -> None:
     outcome, (record, calls) = asyncio.run(main())
     assert outcome.status == "completed" and outcome.exit_code == 0
     assert outcome.reward == 1.0 and "hello.txt" in outcome.answer  # the shell call ran in the sandbox
-    assert outcome.verifier_output["probes"] == {
-        "control_with_rollout_key": 401,  # the proxy's control plane refuses a harness's key
+    probes = outcome.verifier_output["probes"]
+    assert probes.pop("control_with_rollout_key") in (401, 403, 404)  # no control routes on the data plane
+    assert probes == {
+        "control_port": "ConnectionRefusedError",  # the proxy's control listener is not forwarded
         "host_proxy_port": "ConnectionRefusedError",  # the proxy's own port is not on the sandbox's loopback
         "other_host_server": "ConnectionRefusedError",
     }
@@ -181,17 +186,21 @@ def test_registered_as_local() -> None:
 
 
 @pytest.mark.verl
-def test_agent_loops_yaml_runs_a_local_rollout(proxy_url: str, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+@pytest.mark.slow
+def test_agent_loops_yaml_runs_a_local_rollout(
+    proxy_url: str, proxy_control_url: str, tmp_path: Path, monkeypatch
+) -> None:  # noqa: ANN001
     """training/configs/agent_loops.yaml as veRL instantiates it (`backend: local`), one sandboxed rollout
     through the real proxy into training outputs."""
     import hydra
     from omegaconf import OmegaConf
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
 
-    monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", PROXY_SECRET)
+    monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", PROXY_ADMIN_KEY)
     (entry,) = OmegaConf.load(Path(__file__).parents[2] / "training/configs/agent_loops.yaml")
     assert entry.backend == "local"
     entry.proxy_url = proxy_url
+    entry.control_url = proxy_control_url
     loop = hydra.utils.instantiate(
         config=entry,
         trainer_config=DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}})),
@@ -207,7 +216,9 @@ def test_agent_loops_yaml_runs_a_local_rollout(proxy_url: str, tmp_path: Path, m
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT)
     with http_server(b"other") as other:
-        loop.backend.program = hello_program(agent, HOST_PROXY=proxy_url, OTHER_SERVER=f"http://127.0.0.1:{other}/")
+        loop.backend.program = hello_program(
+            agent, HOST_PROXY=proxy_url, HOST_CONTROL=proxy_control_url, OTHER_SERVER=f"http://127.0.0.1:{other}/"
+        )
         row = {"uid": "u1", "extra_info": {"forge_task": '{"task_id": "hello", "harness": "react"}'}}
         outputs = asyncio.run(loop.run({"temperature": 1.0}, **row))
     assert len(outputs) >= 1 and {o.reward_score for o in outputs} == {1.0}

@@ -14,7 +14,7 @@ import pytest
 from forge_eval.training import build_batch, build_trajectory, credit_variant
 from forge_eval.training._proxy_control import HttpProxyControl
 from forge_eval.training.backends import InProcessTestBackend, RolloutOutcome, RolloutSpec
-from tests.training.conftest import PROXY_SECRET as SECRET
+from tests.training.conftest import PROXY_ADMIN_KEY
 
 TOOLS = [
     {
@@ -61,9 +61,9 @@ async def _rollout(control: HttpProxyControl, backend: InProcessTestBackend, url
     return await control.fetch(rollout_id, 0)
 
 
-def test_batch_from_proxy_records(proxy_url):
+def test_batch_from_proxy_records(proxy_url, proxy_control_url):
     async def main():
-        control = HttpProxyControl(proxy_url, SECRET)
+        control = HttpProxyControl(proxy_control_url, PROXY_ADMIN_KEY)
         backend = InProcessTestBackend(tool_loop)
         fetched = [await _rollout(control, backend, proxy_url, f"int-{i}") for i in range(2)]
         await control.aclose()
@@ -80,11 +80,11 @@ def test_batch_from_proxy_records(proxy_url):
     assert all(float(r.advantages[r.response_mask == 1][0]) == 0.0 for r in batch.rows)  # equal rewards
 
 
-def test_control_errors_are_messages(proxy_url):
+def test_control_errors_are_messages(proxy_control_url):
     from forge_eval._errors import ForgeError
 
     async def main():
-        control = HttpProxyControl(proxy_url, "wrong-key")
+        control = HttpProxyControl(proxy_control_url, "wrong-key")
         try:
             await control.fetch("nope", 0)
         finally:
@@ -95,13 +95,13 @@ def test_control_errors_are_messages(proxy_url):
 
 
 @pytest.mark.verl
-def test_agent_loop_through_the_real_proxy(proxy_url, monkeypatch):
+def test_agent_loop_through_the_real_proxy(proxy_url, proxy_control_url, monkeypatch):
     from omegaconf import OmegaConf
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap
 
     from forge_eval.training.verl.agent_loop import ForgeProxyAgentLoop
 
-    monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", SECRET)
+    monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", PROXY_ADMIN_KEY)
     config = DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}}))
     loop = ForgeProxyAgentLoop(
         config,
@@ -111,6 +111,7 @@ def test_agent_loop_through_the_real_proxy(proxy_url, monkeypatch):
         None,
         DictConfigWrap(OmegaConf.create({})),
         proxy_url=proxy_url,
+        control_url=proxy_control_url,
         backend=InProcessTestBackend(tool_loop),
         credit="terminal",
     )

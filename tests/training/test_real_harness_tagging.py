@@ -19,6 +19,7 @@ from forge_eval.training.proxy import (
     ScriptedPolicy,
     ScriptedUpstream,
     create_app,
+    create_control_app,
     serve_in_thread,
 )
 from tests.proxy._harnesses import (
@@ -31,7 +32,7 @@ from tests.proxy._harnesses import (
     openclaw_config,
     run_harness,
 )
-from tests.training.conftest import PROXY_SECRET
+from tests.training.conftest import PROXY_ADMIN_KEY, PROXY_SECRET
 
 pytestmark = pytest.mark.e2e
 
@@ -73,11 +74,11 @@ def _openclaw(run: Path, base_url: str, key: str) -> tuple[list[str], dict[str, 
         pytest.param("openclaw", _openclaw, ["action", "answer"], marks=pytest.mark.slow),  # ~25 s, 1.4 GB
     ],
 )
-def test_real_harness_calls_are_tagged(proxy_url, tmp_path, harness, command, roles):
+def test_real_harness_calls_are_tagged(proxy_url, proxy_control_url, tmp_path, harness, command, roles):
     rollout_id = f"tag-{harness.replace('_', '-')}"
 
     async def main():
-        control = HttpProxyControl(proxy_url, PROXY_SECRET)
+        control = HttpProxyControl(proxy_control_url, PROXY_ADMIN_KEY)
         try:
             created = await control.create_rollout({"rollout_id": rollout_id, "harness": harness})
             argv, env = command(tmp_path, proxy_url + created.base_path, created.api_key)
@@ -121,10 +122,11 @@ class DelegateOnce(ScriptedPolicy):
 def test_claude_code_agent_tool_subagent_is_tagged(tmp_path):
     with serve_in_thread(ScriptedUpstream(policy=DelegateOnce()).app()) as upstream:
         config = ProxyConfig(records_dir=tmp_path / "records", secret=PROXY_SECRET, upstreams=[upstream.url])
-        with serve_in_thread(create_app(config)) as proxy:
+        app = create_app(config)
+        with serve_in_thread(app, control=create_control_app(app)) as proxy:
 
             async def main():
-                control = HttpProxyControl(proxy.url, PROXY_SECRET)
+                control = HttpProxyControl(proxy.control_url, str(config.admin_key))
                 try:
                     created = await control.create_rollout(
                         {"rollout_id": "cc-task", "harness": "claude_code"}

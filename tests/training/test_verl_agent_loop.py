@@ -179,7 +179,7 @@ def test_yaml_registration_instantiates_the_loop_as_verl_does():
     entry.backend = {"_target_": "forge_eval.training.backends.InProcessTestBackend", "script": None}
     loop = instantiate()
     assert type(loop).__name__ == "ForgeProxyAgentLoop" and loop.credit.name == "broadcast"
-    assert loop.proxy.base_url == "http://127.0.0.1:8400"
+    assert loop.proxy.base_url == "http://127.0.0.1:8378"  # the file's control_url
 
 
 def test_backend_failure_is_a_judged_crash_not_an_exception():

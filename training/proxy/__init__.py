@@ -6,28 +6,45 @@ chat request, served non-streaming by the upstream (token ids and logprobs inclu
 returns them), answered in the harness's own API (JSON or synthesized SSE) and appended to the rollout's
 call records (`forge_eval.training.records.CallRecord`, `<records>/<rollout>/<attempt>/calls.jsonl`).
 
+Two listeners: the data plane (harnesses, port 8377) and the control plane (trainer: rollouts, rewards,
+pause; port 8378 on 127.0.0.1 or a 0600 Unix socket), each with its own credentials. Secrets never go on
+the command line (any local process can read it): the admin key comes from FORGE_PROXY_ADMIN_KEY or a
+file, and when none is given one is generated into `<records>/.admin-key` (0600).
+
 Quick start::
 
-    forge-eval proxy serve --upstream http://127.0.0.1:8000/v1 --records runs/records --secret S
-    curl -XPOST localhost:8377/rollouts -H 'Authorization: Bearer S' -d '{"rollout_id": "r1"}'
+    forge-eval proxy serve --upstream http://127.0.0.1:8000/v1 --records runs/records
+    curl -XPOST localhost:8378/rollouts -H "Authorization: Bearer $(cat runs/records/.admin-key)" \
+        -d '{"rollout_id": "r1"}'
     #   -> {"rollout": {...}, "api_key": "fk.r1.0.<hmac>", "base_path": "/r/r1/0"}
     ANTHROPIC_BASE_URL=http://127.0.0.1:8377/r/r1/0 claude -p 'fix the bug'      # or the api_key
     forge-eval proxy compact runs/records                                          # -> Parquet
 
-In Python: `create_app(ProxyConfig(...), upstream)` with an `HttpUpstream` or an `InspectUpstream`
-(every call an Inspect ModelEvent; serve it with `serve_in_task` from inside the sample).
+In Python: `app = create_app(ProxyConfig(...), upstream)` with an `HttpUpstream` or an `InspectUpstream`
+(every call an Inspect ModelEvent; serve it with `serve_in_task` from inside the sample), and
+`create_control_app(app)` for its control plane: serve both with `serve_in_thread(app, control=...)`, or
+reach the control plane without a listener through `HttpProxyControl.in_process(control, admin_key)`.
+A restarted proxy resumes the rollouts its records directory holds that were not released.
 """
 
 from forge_eval.training.proxy._adapters import ADAPTERS, Adapter, ConversationStore
-from forge_eval.training.proxy._app import API_PATHS, create_app
+from forge_eval.training.proxy._app import API_PATHS, create_app, create_control_app
 from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse, ToolCall
 from forge_eval.training.proxy._compact import CompactResult, compact
 from forge_eval.training.proxy._config import ProxyConfig
 from forge_eval.training.proxy._http_upstream import HttpUpstream
 from forge_eval.training.proxy._keys import sign_key, verify_key
-from forge_eval.training.proxy._records import RecordWriter, iter_attempts, read_calls, read_rollout
+from forge_eval.training.proxy._records import (
+    RecordWriteError,
+    RecordWriter,
+    iter_attempts,
+    load_calls,
+    read_calls,
+    read_rollout,
+)
 from forge_eval.training.proxy._scripted import ScriptedPolicy, ScriptedUpstream
 from forge_eval.training.proxy._server import (
+    Listener,
     ServerThread,
     free_port,
     serve_forever,
@@ -57,8 +74,10 @@ __all__ = [
     "ConversationStore",
     "HttpUpstream",
     "InspectUpstream",
+    "Listener",
     "ProxyConfig",
     "ProxyUpstream",
+    "RecordWriteError",
     "RecordWriter",
     "ScriptedPolicy",
     "ScriptedUpstream",
@@ -68,8 +87,10 @@ __all__ = [
     "UpstreamResult",
     "compact",
     "create_app",
+    "create_control_app",
     "free_port",
     "iter_attempts",
+    "load_calls",
     "read_calls",
     "read_rollout",
     "serve_forever",

@@ -1,7 +1,13 @@
-"""The proxy's ASGI app: the data plane of every API under `/v1` and `/r/{rollout}/{attempt}/v1`,
-plus `/healthz` and the control plane."""
+"""The proxy's two ASGI apps, on separate listeners.
+
+The data plane (`create_app`) is what harnesses reach: every API under `/v1` and `/r/{rollout}/{attempt}/v1`
+plus `/healthz`. The control plane (`create_control_app`) creates rollouts and takes rewards; it is never
+routed on the data plane, so a harness (which holds only its rollout key) cannot reach it at all.
+Every error, expected or not, is answered as JSON in the caller's API format, never as plain text.
+"""
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,15 +17,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from forge_eval.training.proxy._adapters import ADAPTERS
+from forge_eval.training.proxy._adapters._openai_errors import openai_error
 from forge_eval.training.proxy._body import read_json
 from forge_eval.training.proxy._call import ApiEndpoint, resolve_rollout
 from forge_eval.training.proxy._canonical import BadRequest
 from forge_eval.training.proxy._config import ProxyConfig
 from forge_eval.training.proxy._control import Control
 from forge_eval.training.proxy._http_upstream import HttpUpstream
-from forge_eval.training.proxy._records import RecordWriter
+from forge_eval.training.proxy._records import RecordWriteError, RecordWriter, unreleased_attempts
 from forge_eval.training.proxy._state import ProxyState
 from forge_eval.training.proxy._upstream import ProxyUpstream
+
+logger = logging.getLogger(__name__)
 
 # API -> path after the version prefix
 API_PATHS = {
@@ -31,9 +40,11 @@ API_PATHS = {
 PREFIXES = ("/v1", "/r/{rollout}/{attempt}/v1")
 
 
-def _openai_error(status: int, message: str, code: str | None = None) -> JSONResponse:
-    body = {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}}
-    return JSONResponse(body, status_code=status)
+def error_response(path: str, status: int, message: str, code: str | None = None) -> JSONResponse:
+    """An error in the format of the API `path` belongs to (Anthropic's for `/messages`, else OpenAI's)."""
+    anthropic = path.endswith(("/messages", "/messages/count_tokens"))
+    body = ADAPTERS.get("anthropic_messages").error_body(status, message, code) if anthropic else None
+    return JSONResponse(body or openai_error(status, message, code), status_code=status)
 
 
 class _Auxiliary:
@@ -51,11 +62,13 @@ class _Auxiliary:
         try:
             resolve_rollout(self.proxy, request)
         except BadRequest as e:
-            return _openai_error(e.status, e.message, e.code)
+            return error_response(request.url.path, e.status, e.message, e.code)
         wanted = request.path_params.get("model_id")
         aliases = self._aliases() if wanted is None else [wanted]
         if wanted is not None and not self.proxy.config.model_allowed(wanted):
-            return _openai_error(404, f"the model {wanted!r} does not exist", "model_not_found")
+            return error_response(
+                request.url.path, 404, f"the model {wanted!r} does not exist", "model_not_found"
+            )
         if "anthropic-version" in request.headers:
             data = [
                 {"type": "model", "id": a, "display_name": a, "created_at": "2026-01-01T00:00:00Z"}
@@ -76,7 +89,7 @@ class _Auxiliary:
             body.setdefault("max_tokens", 1)
             canonical = self.anthropic.parse(body, state.conversations)
         except BadRequest as e:
-            return JSONResponse(self.anthropic.error_body(e.status, e.message, e.code), status_code=e.status)
+            return error_response(request.url.path, e.status, e.message, e.code)
         return JSONResponse({"input_tokens": await self.proxy.upstream.count_tokens(canonical)})
 
 
@@ -90,30 +103,51 @@ def _routes(proxy: ProxyState) -> list[BaseRoute]:
         for api, path in API_PATHS.items():
             routes.append(Route(prefix + path, ApiEndpoint(proxy, ADAPTERS.get(api)), methods=["POST"]))
 
-    async def healthz(request: Request) -> Response:
-        return JSONResponse(
-            {
-                "status": "ok",
-                "paused": proxy.paused,
-                "in_flight": proxy.in_flight,
-                "rollouts": len(proxy.rollouts),
-                "policy_version": proxy.policy_version,
-            }
-        )
-
-    routes.append(Route("/healthz", healthz, methods=["GET"]))
-    routes.extend(Control(proxy).routes())
+    routes.append(_healthz(proxy))
     return routes
 
 
-async def _not_found(request: Request, exc: Any) -> Response:
+def _healthz(proxy: ProxyState) -> Route:
+    """200 while the record writer works; 503 with the reason once it cannot write (disk full, stopped)."""
+
+    async def healthz(request: Request) -> Response:
+        problem = proxy.writer.problem()
+        body = {
+            "status": "ok" if problem is None else "unhealthy",
+            "paused": proxy.paused,
+            "in_flight": proxy.in_flight,
+            "rollouts": len(proxy.rollouts),
+            "policy_version": proxy.policy_version,
+        }
+        if problem is not None:
+            body["reason"] = problem
+        return JSONResponse(body, status_code=200 if problem is None else 503)
+
+    return Route("/healthz", healthz, methods=["GET"])
+
+
+async def _http_error(request: Request, exc: Any) -> Response:
     status = getattr(exc, "status_code", 404)
     message = f"no route {request.method} {request.url.path}" if status == 404 else str(exc.detail)
-    return _openai_error(status, message, "not_found" if status == 404 else None)
+    return error_response(request.url.path, status, message, "not_found" if status == 404 else None)
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    """The last resort: a bug still gets an API-shaped 500 (uvicorn logs the traceback)."""
+    message = f"internal error of the proxy: {type(exc).__name__}: {exc}"
+    return error_response(request.url.path, 500, message, "internal_error")
+
+
+_HANDLERS = {404: _http_error, 405: _http_error, Exception: _server_error}
 
 
 def create_app(config: ProxyConfig, upstream: ProxyUpstream | None = None) -> Starlette:
-    """The proxy app. Without `upstream`, an `HttpUpstream` over `config.upstreams`."""
+    """The data plane. Without `upstream`, an `HttpUpstream` over `config.upstreams`.
+
+    Rollouts that a previous proxy on the same records directory created and the trainer has not
+    released are served again (their keys keep working, `seq` continues). Serve the control plane with
+    `create_control_app(app)` on a listener of its own.
+    """
     if upstream is None:
         if not config.upstreams:
             raise ValueError("the proxy needs an upstream: give config.upstreams or an upstream object")
@@ -128,6 +162,9 @@ def create_app(config: ProxyConfig, upstream: ProxyUpstream | None = None) -> St
         )
     proxy = ProxyState(config=config, upstream=upstream, writer=RecordWriter(config.records_dir))
     proxy.idle.set()
+    restored = [proxy.rollouts.restore(*found) for found in unreleased_attempts(config.records_dir)]
+    if restored:
+        logger.warning("resumed %d unreleased rollouts from %s", len(restored), config.records_dir)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -135,12 +172,25 @@ def create_app(config: ProxyConfig, upstream: ProxyUpstream | None = None) -> St
             yield
         finally:
             for state in proxy.rollouts.all():
-                await proxy.writer.write_rollout(state.record)
+                try:
+                    await proxy.writer.write_rollout(state.record)
+                except RecordWriteError as e:
+                    logger.error("rollout %s not saved at shutdown: %s", state.key, e)
             proxy.writer.close()
             await proxy.upstream.aclose()
 
-    app = Starlette(
-        routes=_routes(proxy), lifespan=lifespan, exception_handlers={404: _not_found, 405: _not_found}
-    )
+    app = Starlette(routes=_routes(proxy), lifespan=lifespan, exception_handlers=_HANDLERS)
     app.state.proxy = proxy
     return app
+
+
+def create_control_app(app: Starlette) -> Starlette:
+    """The control plane of the data plane `app` (same rollouts, writer and upstream).
+
+    Its bearer token is `config.admin_key`. It owns no resources: the data plane's lifespan flushes
+    the records and closes the writer.
+    """
+    proxy: ProxyState = app.state.proxy
+    control = Starlette(routes=[*Control(proxy).routes(), _healthz(proxy)], exception_handlers=_HANDLERS)
+    control.state.proxy = proxy
+    return control

@@ -1,6 +1,12 @@
-"""Reading a harness's request body: content type, size limit, compression (Codex may send zstd), JSON."""
+"""Reading a request body: content type, size limit, compression (Codex may send zstd), strict JSON.
+
+Strict means what a record can hold: no NaN/Infinity (pydantic would write them as null), no lone UTF-16
+surrogates (UTF-8 cannot encode them, so neither the record nor the upstream's tokenizer could take the
+request; refused with the place they occur), no nesting deeper than the parser's recursion limit.
+"""
 
 import json
+import re
 import zlib
 from typing import Any
 
@@ -29,6 +35,51 @@ def _decompress(raw: bytes, encoding: str, limit: int) -> bytes:
     raise BadRequest(f"unsupported Content-Encoding {encoding!r} (supported: zstd, gzip, deflate)", 415)
 
 
+# a \uD800-\uDFFF escape or a raw CESU-style surrogate: only then is the decoded body walked
+_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]|\xed[\xa0-\xbf]")
+
+
+def _no_constant(name: str) -> Any:
+    raise BadRequest(f"request body contains {name}, which JSON does not allow; send a finite number")
+
+
+def _lone_surrogate(body: Any) -> str | None:
+    """The path of the first string (or key) holding a lone surrogate, found without recursion."""
+    stack: list[tuple[str, Any]] = [("body", body)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as e:
+                return f"{where} (\\u{ord(value[e.start]):04x} at character {e.start})"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                stack.append((f"{where} key {key!r}", key))
+                stack.append((f"{where}.{key}" if key.isidentifier() else f"{where}[{key!r}]", item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
+    return None
+
+
+def loads_json(raw: bytes) -> Any:
+    """Strict JSON (see the module doc); `BadRequest` (400) names what is wrong."""
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise BadRequest("request body is nested too deeply to parse; flatten it") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise BadRequest(f"request body is not valid JSON: {e}") from None
+    if _MAYBE_SURROGATE.search(raw):
+        where = _lone_surrogate(value)
+        if where is not None:
+            raise BadRequest(
+                f"request body holds a lone UTF-16 surrogate in {where}, which is not valid Unicode; "
+                "send the whole character (a surrogate pair) or drop it"
+            )
+    return value
+
+
 async def read_json(request: Request, limit: int) -> tuple[dict[str, Any], bytes]:
     """The JSON object of a request, and its raw (decompressed) bytes."""
     content_type = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
@@ -50,10 +101,7 @@ async def read_json(request: Request, limit: int) -> tuple[dict[str, Any], bytes
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity"):
         raw = _decompress(raw, encoding, limit)
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise BadRequest(f"request body is not valid JSON: {e}") from None
+    body = loads_json(raw)
     if not isinstance(body, dict):
         raise BadRequest(f"request body must be a JSON object, got {type(body).__name__}")
     return body, raw

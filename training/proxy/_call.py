@@ -1,13 +1,16 @@
-"""One harness call through the proxy: key -> parse -> upstream -> answer (JSON or synthesized SSE) -> record.
+"""One harness call through the proxy: key -> parse -> upstream -> record -> answer (JSON or synthesized SSE).
 
-The response's last bytes are held back until the call's record is written, so every response a harness
-received completely is on disk even if the proxy is killed right after; a harness that hangs up first is
+The answer is sent only once the call's record is written, so every response a harness received is on
+disk even if the proxy is killed right after, and a record that cannot be written (full disk, a writer
+error) fails only this call, with a 500 in the harness's API format. A stream whose 200 headers already
+went out (keep-alives) gets the error as the API's error event. A harness that hangs up first is
 recorded with `client_disconnected`.
 """
 
 import asyncio
 import hashlib
 import json
+import logging
 import time
 import uuid
 from typing import Any
@@ -18,7 +21,8 @@ from starlette.types import Receive, Scope, Send
 from forge_eval.training.proxy._adapters import Adapter
 from forge_eval.training.proxy._body import read_json
 from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest
-from forge_eval.training.proxy._keys import verify_key
+from forge_eval.training.proxy._keys import parse_attempt, verify_key
+from forge_eval.training.proxy._records import RecordWriteError
 from forge_eval.training.proxy._rollouts import RolloutState
 from forge_eval.training.proxy._state import ProxyState
 from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult
@@ -30,6 +34,8 @@ _SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 _HARNESS_BY_AGENT = {"codex": "codex", "claude-cli": "claude_code", "openclaw": "openclaw"}
+
+logger = logging.getLogger(__name__)
 
 
 def presented_key(request: Request) -> str | None:
@@ -49,10 +55,12 @@ def resolve_rollout(proxy: ProxyState, request: Request) -> RolloutState:
     if key and key.startswith("fk.") and signed is None:
         raise BadRequest("the rollout API key is not valid (bad signature or format)", 401, "invalid_api_key")
     if "rollout" in params:
-        attempt = params["attempt"]
-        if not attempt.isdigit():
-            raise BadRequest(f"attempt in the URL must be a number, got {attempt!r}", 401, "invalid_api_key")
-        wanted = (params["rollout"], int(attempt))
+        attempt = parse_attempt(params["attempt"])
+        if attempt is None:
+            raise BadRequest(
+                f"attempt in the URL must be a number, got {params['attempt']!r}", 401, "invalid_api_key"
+            )
+        wanted = (params["rollout"], attempt)
         if signed is not None and signed != wanted:
             raise BadRequest("the API key belongs to another rollout than the URL", 401, "invalid_api_key")
     elif signed is not None:
@@ -139,8 +147,7 @@ class _Call:
         rollout = state.record
         request_hash = hashlib.blake2b(raw, digest_size=12).hexdigest()
         call_id = uuid.uuid4().hex
-        retry_of = state.calls_by_hash.get(request_hash)
-        state.calls_by_hash[request_hash] = call_id
+        retry_of = state.remember_request(request_hash, call_id)
         agent = request.headers.get("user-agent")
         harness = rollout.harness or next(
             (h for a, h in _HARNESS_BY_AGENT.items() if agent and a in agent), None
@@ -212,21 +219,7 @@ class _Call:
 
     async def _deliver(self, result: UpstreamResult, send: Send, hangup: asyncio.Task) -> None:
         response = result.response
-        self.adapter.remember(self.canonical, response, self.state.conversations)
-        if self.canonical.stream:
-            events = list(self.adapter.stream_events(self.canonical, response))
-            head, last = b"".join(events[:-1]), events[-1]
-            returned = self.adapter.render(self.canonical, response)  # the same content, as one JSON body
-            if not self.headers_sent:
-                await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        else:
-            returned = self.adapter.render(self.canonical, response)
-            data = json.dumps(returned, ensure_ascii=False).encode()
-            head, last = data[:-1], data[-1:]
-            length = str(len(data)).encode()
-            start = [(b"content-type", b"application/json"), (b"content-length", length)]
-            await send({"type": "http.response.start", "status": 200, "headers": start})
-        await send({"type": "http.response.body", "body": head, "more_body": True})
+        returned = self.adapter.render(self.canonical, response)  # a stream carries the same content
         self.record.update(
             returned_response=returned,
             served_request=result.served_request,
@@ -245,8 +238,16 @@ class _Call:
             self.record["policy_version"] = response.policy_version
         await self._account(result.failures, answered=True)
         self.record["client_disconnected"] = hangup.done()
-        await self._write()
-        await send({"type": "http.response.body", "body": last, "more_body": False})
+        if not await self._write(send):
+            return
+        self.adapter.remember(self.canonical, response, self.state.conversations)
+        if self.canonical.stream:
+            if not self.headers_sent:
+                await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            data = b"".join(self.adapter.stream_events(self.canonical, response))
+            await send({"type": "http.response.body", "body": data, "more_body": False})
+        else:
+            await send_json(send, 200, returned)
 
     async def _fail(self, error: UpstreamError, send: Send, hangup: asyncio.Task) -> None:
         status = error.client_status
@@ -261,12 +262,15 @@ class _Call:
             t_upstream_end=time.time(),
         )
         await self._account(error.failures, answered=False)
-        await self._write()
+        if await self._write(send):
+            await self._send_error(send, status, error.message, error.kind)
+
+    async def _send_error(self, send: Send, status: int, message: str, code: str | None) -> None:
         if self.headers_sent:
-            event = self.adapter.stream_error(status, error.message, error.kind)
+            event = self.adapter.stream_error(status, message, code)
             await send({"type": "http.response.body", "body": event, "more_body": False})
         else:
-            await send_json(send, status, body)
+            await send_json(send, status, self.adapter.error_body(status, message, code))
 
     async def _account(self, failures: list[UpstreamFailure], answered: bool) -> None:
         """Count upstream failures (recovered ones too) on the call and on its rollout."""
@@ -284,6 +288,15 @@ class _Call:
             rollout.upstream_failures_last_at = failures[-1].at
             await self.proxy.writer.write_rollout(rollout)
 
-    async def _write(self) -> None:
+    async def _write(self, send: Send | None = None) -> bool:
+        """Write the call's record; on failure answer `send` with a 500 (when given) and return False."""
         self.record["t_delivered"] = time.time()
-        await self.proxy.writer.write_call(CallRecord(**self.record))
+        try:
+            await self.proxy.writer.write_call(CallRecord(**self.record))
+        except (RecordWriteError, ValueError) as e:  # ValueError: pydantic refused the record's fields
+            logger.warning("call %s of %s not recorded: %s", self.record["call_id"], self.state.key, e)
+            if send is not None:
+                message = f"the proxy could not record this call, so it is not delivered: {e}"
+                await self._send_error(send, 500, message, "record_write_failed")
+            return False
+        return True

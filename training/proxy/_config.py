@@ -1,6 +1,7 @@
 """The proxy's settings (the `forge-eval proxy serve` options map onto these one to one)."""
 
 import fnmatch
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,7 +13,8 @@ class ProxyConfig:
     Args:
         records_dir: Where the call and rollout records go.
         secret: Signs rollout API keys (HMAC); keep it from the harnesses.
-        admin_key: Bearer token of the control plane; the secret when None.
+        admin_key: Bearer token of the control plane (a separate listener); a random one when None.
+            It must differ from `secret`: whoever holds the admin key can post rewards.
         upstreams: OpenAI-compatible base URLs (ignored when an upstream object is given to the app).
         served_model: Model name sent upstream; None asks the upstream's `/v1/models`.
         model_aliases: Glob patterns of model names harnesses may ask for; None accepts any name
@@ -40,9 +42,15 @@ class ProxyConfig:
     token_ids: bool = True
     upstream_api_key: str | None = None
 
-    @property
-    def admin_token(self) -> str:
-        return self.admin_key or self.secret
+    def __post_init__(self) -> None:
+        if not self.secret:
+            raise ValueError("the proxy needs a non-empty secret to sign rollout API keys")
+        if self.admin_key is None:
+            self.admin_key = secrets.token_urlsafe(32)
+        if self.admin_key == self.secret:
+            raise ValueError(
+                "the admin key must differ from the secret: the control plane (rewards) needs its own token"
+            )
 
     def model_allowed(self, alias: str) -> bool:
         if self.model_aliases is None:

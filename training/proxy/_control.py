@@ -1,9 +1,13 @@
-"""The control plane (admin key): create rollouts, post rewards and statuses, list calls, pause/resume."""
+"""The control plane (admin key): create rollouts, post rewards and statuses, list calls, pause/resume.
+
+Served on its own listener (`create_control_app`), never next to the harness-facing routes. Every field is
+type-checked before use, so a malformed one is a 400 naming it, not a 500.
+"""
 
 import asyncio
 import contextlib
 import hmac
-import shutil
+import math
 import time
 from typing import Any
 
@@ -13,9 +17,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from forge_eval.training.proxy._adapters import ConversationStore
+from forge_eval.training.proxy._adapters._openai_errors import openai_error
+from forge_eval.training.proxy._body import loads_json
 from forge_eval.training.proxy._call import presented_key
-from forge_eval.training.proxy._keys import ROLLOUT_ID, sign_key
-from forge_eval.training.proxy._records import attempt_dir, read_calls
+from forge_eval.training.proxy._canonical import BadRequest
+from forge_eval.training.proxy._keys import ROLLOUT_ID, parse_attempt, sign_key, valid_rollout_id
+from forge_eval.training.proxy._records import read_calls
 from forge_eval.training.proxy._rollouts import RolloutState
 from forge_eval.training.proxy._state import ProxyState
 from forge_eval.training.records import RolloutRecord
@@ -37,6 +44,8 @@ _CREATE_FIELDS = (
     "attempt",
     "group_uid",
     "task_id",
+    "seed",
+    "epoch",
     "harness",
     "mode",
     "sampling",
@@ -57,24 +66,31 @@ _TOKEN_FIELDS = (
 )
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        self.status = status
-        self.message = message
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"message": message, "type": "control_error"}}, status_code=status)
+def _error(status: int, message: str, code: str | None = None) -> JSONResponse:
+    return JSONResponse(openai_error(status, message, code), status_code=status)
 
 
 async def _json(request: Request) -> dict[str, Any]:
-    try:
-        body = await request.json()
-    except ValueError as e:
-        raise _Refused(400, f"request body is not valid JSON: {e}") from None
+    body = loads_json(await request.body())
     if not isinstance(body, dict):
-        raise _Refused(400, "request body must be a JSON object")
+        raise BadRequest(f"request body must be a JSON object, got {type(body).__name__}")
     return body
+
+
+def _number(body: dict[str, Any], name: str, default: float | None = None) -> float | None:
+    value = body.get(name, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise BadRequest(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _integer(body: dict[str, Any], name: str) -> int | None:
+    value = body.get(name)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise BadRequest(f"{name} must be an integer, got {value!r}")
+    return value
 
 
 class Control:
@@ -100,28 +116,30 @@ class Control:
 
     def _guard(self, handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
-            key = presented_key(request) or ""
-            if not hmac.compare_digest(key.encode(), self.proxy.config.admin_token.encode()):
+            key = (presented_key(request) or "").encode("utf-8", "surrogateescape")
+            admin_key = str(self.proxy.config.admin_key).encode()
+            if not hmac.compare_digest(key, admin_key):
                 return _error(401, "the control plane needs the admin key (Authorization: Bearer <key>)")
             try:
                 return await handler(request)
-            except _Refused as e:
-                return _error(e.status, e.message)
+            except BadRequest as e:
+                return _error(e.status, e.message, e.code)
 
         return endpoint
 
     def _state(self, request: Request, body: dict[str, Any] | None = None) -> RolloutState:
         rollout_id = request.path_params["rollout_id"]
-        attempt = (body or {}).get("attempt", request.query_params.get("attempt"))
-        if attempt is None:
+        raw = (body or {}).get("attempt", request.query_params.get("attempt"))
+        if raw is None:
             state = self.proxy.rollouts.latest(rollout_id)
-        elif str(attempt).isdigit():
-            state = self.proxy.rollouts.get(rollout_id, int(attempt))
         else:
-            raise _Refused(400, f"attempt must be a non-negative integer, got {attempt!r}")
+            attempt = parse_attempt(raw)
+            if attempt is None:
+                raise BadRequest(f"attempt must be a non-negative integer, got {raw!r}")
+            state = self.proxy.rollouts.get(rollout_id, attempt)
         if state is None:
-            raise _Refused(
-                404, f"unknown rollout {rollout_id!r}" + (f" attempt {attempt}" if attempt else "")
+            raise BadRequest(
+                f"unknown rollout {rollout_id!r}" + (f" attempt {raw}" if raw is not None else ""), 404
             )
         return state
 
@@ -138,16 +156,16 @@ class Control:
         body = await _json(request)
         unknown = sorted(set(body) - set(_CREATE_FIELDS))
         if unknown:
-            raise _Refused(400, f"unknown field(s) {unknown}; accepted: {list(_CREATE_FIELDS)}")
+            raise BadRequest(f"unknown field(s) {unknown}; accepted: {list(_CREATE_FIELDS)}")
         rollout_id = body.get("rollout_id")
-        if not isinstance(rollout_id, str) or not ROLLOUT_ID.match(rollout_id):
-            raise _Refused(400, f"rollout_id must match {ROLLOUT_ID.pattern}, got {rollout_id!r}")
+        if not valid_rollout_id(rollout_id):
+            raise BadRequest(f"rollout_id must match {ROLLOUT_ID.pattern} (whole), got {rollout_id!r}")
+        if "attempt" in body and parse_attempt(body["attempt"]) is None:
+            raise BadRequest(f"attempt must be a non-negative integer, got {body['attempt']!r}")
         try:
             record = RolloutRecord(**body, t_start=time.time())
         except ValidationError as e:
-            raise _Refused(400, f"invalid rollout: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from None
-        if record.attempt < 0:
-            raise _Refused(400, "attempt must be >= 0")
+            raise BadRequest(f"invalid rollout: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from None
         state, created = self.proxy.rollouts.add(record)
         if created:
             await self.proxy.writer.write_rollout(state.record)
@@ -163,10 +181,10 @@ class Control:
     async def reward(self, request: Request) -> Response:
         body = await _json(request)
         state = self._state(request, body)
-        reward = body.get("reward")
-        if not isinstance(reward, int | float) or isinstance(reward, bool):
-            raise _Refused(400, f"reward must be a number, got {reward!r}")
-        state.record.reward = float(reward)
+        reward = _number(body, "reward")
+        if reward is None:
+            raise BadRequest("reward is required (a finite number)")
+        state.record.reward = reward
         if isinstance(body.get("verifier_output"), dict):
             state.record.verifier_output = body["verifier_output"]
         if isinstance(body.get("answer"), str):
@@ -178,12 +196,13 @@ class Control:
         body = await _json(request)
         state = self._state(request, body)
         status = body.get("status")
-        if status not in STATUSES:
-            raise _Refused(400, f"status must be one of {sorted(STATUSES)}, got {status!r}")
+        if not isinstance(status, str) or status not in STATUSES:
+            raise BadRequest(f"status must be one of {sorted(STATUSES)}, got {status!r}")
+        exit_code = _integer(body, "exit_code")
         record = state.record
         record.termination = STATUSES[status]
-        if body.get("exit_code") is not None:
-            record.exit_code = int(body["exit_code"])
+        if exit_code is not None:
+            record.exit_code = exit_code
         record.t_end = time.time()
         record.n_calls = state.next_seq
         state.conversations = ConversationStore()  # the harness is gone: nothing will continue them
@@ -194,7 +213,7 @@ class Control:
         state = self._state(request)
         fmt = request.query_params.get("format", "raw")
         if fmt not in ("raw", "tokens"):
-            raise _Refused(400, f"format must be raw or tokens, got {fmt!r}")
+            raise BadRequest(f"format must be raw or tokens, got {fmt!r}")
         records = await asyncio.to_thread(read_calls, self.proxy.config.records_dir, *state.key)
         if fmt == "tokens":
             rows = [r.model_dump(mode="json", include=set(_TOKEN_FIELDS)) for r in records]
@@ -206,20 +225,19 @@ class Control:
         rollout_id = request.path_params["rollout_id"]
         gone = self.proxy.rollouts.remove(rollout_id)
         if not gone:
-            raise _Refused(404, f"unknown rollout {rollout_id!r}")
+            raise BadRequest(f"unknown rollout {rollout_id!r}", 404)
         purge = request.query_params.get("purge") in ("1", "true")
         for state in gone:
             if purge:
-                path = attempt_dir(self.proxy.config.records_dir, *state.key)
-                await asyncio.to_thread(shutil.rmtree, path, True)
+                await self.proxy.writer.purge(*state.key)
             else:
-                await self.proxy.writer.write_rollout(state.record)
+                await self.proxy.writer.release(state.record)
         return JSONResponse({"deleted": rollout_id, "attempts": [s.key[1] for s in gone], "purged": purge})
 
     async def pause(self, request: Request) -> Response:
         """New calls get 429 + Retry-After; answers once in-flight calls drained (or the timeout passed)."""
         body = await _json(request) if await request.body() else {}
-        timeout = float(body.get("drain_timeout_s", 60.0))
+        timeout = _number(body, "drain_timeout_s", 60.0)
         self.proxy.paused = True
         if self.proxy.in_flight:
             with contextlib.suppress(TimeoutError):
@@ -233,16 +251,16 @@ class Control:
     async def weights(self, request: Request) -> Response:
         """Record the new policy version (and the endpoints that serve it, when they moved)."""
         body = await _json(request)
-        version = body.get("version")
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise _Refused(400, f"version must be an integer, got {version!r}")
+        version = _integer(body, "version")
+        if version is None:
+            raise BadRequest("version is required (an integer)")
         endpoints = body.get("endpoints")
         if endpoints is not None:
             setter = getattr(self.proxy.upstream, "set_endpoints", None)
             if not (isinstance(endpoints, list) and endpoints and all(isinstance(e, str) for e in endpoints)):
-                raise _Refused(400, "endpoints must be a non-empty list of URLs")
+                raise BadRequest("endpoints must be a non-empty list of URLs")
             if setter is None:
-                raise _Refused(400, "this upstream has no endpoints to change")
+                raise BadRequest("this upstream has no endpoints to change")
             setter(endpoints)
         self.proxy.policy_version = version
         return JSONResponse({"policy_version": version, "paused": self.proxy.paused})

@@ -1,11 +1,18 @@
 """Live rollouts: their record, call counter and per-rollout conversation store (in memory; the
-records on disk are the durable part)."""
+records on disk are the durable part, and a restarted proxy rebuilds this state from them).
+
+Per-rollout memory is bounded whatever the number of calls: the request-hash index that links a harness's
+retries keeps only the latest `RECENT_REQUESTS` (a retry follows its failed call closely), and the
+conversation store keeps a fixed number of responses.
+"""
 
 import time
 from dataclasses import dataclass, field
 
 from forge_eval.training.proxy._adapters import ConversationStore
-from forge_eval.training.records import RolloutRecord
+from forge_eval.training.records import CallRecord, RolloutRecord
+
+RECENT_REQUESTS = 64
 
 
 @dataclass
@@ -18,6 +25,14 @@ class RolloutState:
     in_flight: int = 0
     conversations: ConversationStore = field(default_factory=ConversationStore)
     calls_by_hash: dict[str, str] = field(default_factory=dict)
+
+    def remember_request(self, request_hash: str, call_id: str) -> str | None:
+        """Index a call by its request's hash; returns the call it repeats (a harness retry), if any."""
+        retry_of = self.calls_by_hash.pop(request_hash, None)
+        self.calls_by_hash[request_hash] = call_id  # re-inserted: the dict's order is recency
+        while len(self.calls_by_hash) > RECENT_REQUESTS:
+            del self.calls_by_hash[next(iter(self.calls_by_hash))]
+        return retry_of
 
     @property
     def key(self) -> tuple[str, int]:
@@ -54,6 +69,17 @@ class Rollouts:
             return existing, False
         state = self._states[(record.rollout_id, record.attempt)] = RolloutState(record)
         return state, True
+
+    def restore(self, record: RolloutRecord, calls: list[CallRecord]) -> RolloutState:
+        """Bring back a rollout a previous process served: `seq` goes on after the highest recorded one
+        (calls in flight at a crash took seqs that left no record, hence max, not count)."""
+        state, _ = self.add(record)
+        state.created_at = record.t_start or state.created_at
+        state.next_seq = max([record.n_calls, *(c.seq + 1 for c in calls)])
+        for call in sorted(calls, key=lambda c: c.seq)[-RECENT_REQUESTS:]:
+            if call.request_hash:
+                state.remember_request(call.request_hash, call.call_id)
+        return state
 
     def remove(self, rollout_id: str) -> list[RolloutState]:
         gone = [s for s in self._states.values() if s.record.rollout_id == rollout_id]

@@ -1,12 +1,22 @@
-"""Running an ASGI app (the proxy, the scripted upstream) with uvicorn: in the foreground for the CLI, or
-in a background thread for tests and benchmarks."""
+"""Running the proxy's apps with uvicorn: in the foreground for the CLI, or in a background thread for
+tests, benchmarks and in-process trainers.
+
+The data plane (harness-facing) and the control plane (admin) are two apps on two listeners, served from
+one event loop so that they share the proxy's state without locks. Sockets are bound here, before uvicorn
+starts, so that a port in use is a clear error (uvicorn would `sys.exit`) and a Unix socket gets mode 0600
+before anyone can connect.
+"""
 
 import asyncio
 import contextlib
+import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import AsyncIterator, Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -18,12 +28,51 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _uvicorn_config(app: Any, host: str, port: int, access_log: bool = False) -> uvicorn.Config:
+@dataclass(frozen=True)
+class Listener:
+    """Where an app listens: a TCP host and port (0: any free port) or a Unix socket path."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    uds: Path | None = None
+
+    def bind(self) -> socket.socket:
+        """A bound socket (OSError when the address is taken); a Unix socket is made 0600 first."""
+        if self.uds is not None:
+            path = Path(self.uds)
+            with contextlib.suppress(FileNotFoundError):
+                if stat.S_ISSOCK(path.lstat().st_mode):  # a stale socket of a previous run
+                    path.unlink()
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            old = os.umask(0o177)  # created 0600: no window in which another user can connect
+            try:
+                sock.bind(str(path))
+            finally:
+                os.umask(old)
+            return sock
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((self.host, self.port))
+        except OSError:
+            sock.close()
+            raise
+        return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    """The URL of a bound socket (`unix:<path>` for a Unix socket)."""
+    if sock.family == socket.AF_UNIX:
+        return f"unix:{sock.getsockname()}"
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def _uvicorn_config(app: Any, access_log: bool = False) -> uvicorn.Config:
     # loop/http "auto": uvloop and httptools when installed (several times faster than asyncio + h11)
     return uvicorn.Config(
         app,
-        host=host,
-        port=port,
         log_level="info" if access_log else "warning",
         access_log=access_log,
         timeout_keep_alive=75,
@@ -31,27 +80,102 @@ def _uvicorn_config(app: Any, host: str, port: int, access_log: bool = False) ->
     )
 
 
-def serve_forever(app: Any, host: str = "127.0.0.1", port: int = 8377, access_log: bool = False) -> None:
-    """Serve until interrupted (Ctrl-C or SIGTERM: in-flight calls finish, records are flushed)."""
-    uvicorn.Server(_uvicorn_config(app, host, port, access_log)).run()
+class _EmbeddedServer(uvicorn.Server):
+    """A server that leaves the process's signals alone (its host or a sibling server owns them)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+
+async def _serve_pair(
+    data: uvicorn.Server,
+    data_socket: socket.socket,
+    control: uvicorn.Server | None,
+    control_socket: socket.socket | None,
+) -> None:
+    """Serve both apps; the control plane stops as soon as the data plane starts shutting down."""
+    if control is None or control_socket is None:
+        await data.serve(sockets=[data_socket])
+        return
+    control_task = asyncio.create_task(control.serve(sockets=[control_socket]))
+
+    async def follow() -> None:
+        while not (data.should_exit or control_task.done()):
+            await asyncio.sleep(0.05)
+        control.should_exit = True
+
+    follower = asyncio.create_task(follow())
+    try:
+        await data.serve(sockets=[data_socket])
+    finally:
+        control.should_exit = True
+        await control_task
+        follower.cancel()
+
+
+def serve_forever(
+    app: Any,
+    listener: Listener,
+    control: Any = None,
+    control_listener: Listener | None = None,
+    access_log: bool = False,
+) -> None:
+    """Serve until interrupted (Ctrl-C or SIGTERM: in-flight calls finish, records are flushed).
+
+    Both sockets are bound before this returns control to uvicorn, so a taken port raises OSError here.
+    """
+    data_socket = listener.bind()
+    control_socket = control_listener.bind() if control is not None and control_listener else None
+    data = uvicorn.Server(_uvicorn_config(app, access_log))
+    embedded = _EmbeddedServer(_uvicorn_config(control, access_log)) if control_socket else None
+    try:
+        asyncio.run(_serve_pair(data, data_socket, embedded, control_socket))
+    finally:
+        for sock in (data_socket, control_socket):
+            if sock is not None and sock.family == socket.AF_UNIX:
+                with contextlib.suppress(OSError):
+                    os.unlink(sock.getsockname())
 
 
 class ServerThread:
-    """An app served on 127.0.0.1 from a background thread; `url` once started."""
+    """An app (and optionally its control app) served on 127.0.0.1 from a background thread.
 
-    def __init__(self, app: Any, port: int | None = None) -> None:
-        self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._server = uvicorn.Server(_uvicorn_config(app, "127.0.0.1", self.port))
+    `url` is the app's address; `control_url` the control app's (None without one). Both apps run in
+    the thread's one event loop.
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        port: int | None = None,
+        *,
+        control: Any = None,
+        control_port: int | None = None,
+    ) -> None:
+        self._socket = Listener(port=port or 0).bind()
+        self.port = self._socket.getsockname()[1]
+        self.url = url_of(self._socket)
+        self._server = _EmbeddedServer(_uvicorn_config(app))
+        self._control: uvicorn.Server | None = None
+        self._control_socket: socket.socket | None = None
+        self.control_url: str | None = None
+        if control is not None:
+            self._control_socket = Listener(port=control_port or 0).bind()
+            self.control_url = url_of(self._control_socket)
+            self._control = _EmbeddedServer(_uvicorn_config(control))
         self._thread = threading.Thread(target=self._run, name=f"serve-{self.port}", daemon=True)
 
     def _run(self) -> None:
-        self._server.run()  # signal handlers are only installed from the main thread
+        asyncio.run(_serve_pair(self._server, self._socket, self._control, self._control_socket))
+
+    def _started(self) -> bool:
+        return self._server.started and (self._control is None or self._control.started)
 
     def start(self, timeout: float = 10.0) -> "ServerThread":
         self._thread.start()
         deadline = time.monotonic() + timeout
-        while not self._server.started:
+        while not self._started():
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError(f"server on port {self.port} did not start")
             time.sleep(0.01)
@@ -63,21 +187,13 @@ class ServerThread:
 
 
 @contextlib.contextmanager
-def serve_in_thread(app: Any, port: int | None = None) -> Iterator[ServerThread]:
-    """Serve `app` for the duration of a `with` block."""
-    server = ServerThread(app, port).start()
+def serve_in_thread(app: Any, port: int | None = None, *, control: Any = None) -> Iterator[ServerThread]:
+    """Serve `app` (and its `control` app on a second port) for the duration of a `with` block."""
+    server = ServerThread(app, port, control=control).start()
     try:
         yield server
     finally:
         server.stop()
-
-
-class _EmbeddedServer(uvicorn.Server):
-    """A server inside someone else's event loop (an Inspect sample): the host owns the signals."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None, None, None]:
-        yield
 
 
 @contextlib.asynccontextmanager
@@ -85,18 +201,19 @@ async def serve_in_task(app: Any, port: int | None = None) -> AsyncIterator[str]
     """Serve `app` from a task of the running event loop; yields its URL.
 
     Request handlers then run in the caller's context, so that an `InspectUpstream` records its model
-    calls in the transcript of the sample that started the proxy.
+    calls in the transcript of the sample that started the proxy. The control plane needs no listener
+    here: reach it in-process with `HttpProxyControl.in_process(create_control_app(app), admin_key)`.
     """
-    port = port or free_port()
-    server = _EmbeddedServer(_uvicorn_config(app, "127.0.0.1", port))
-    task = asyncio.create_task(server.serve())
+    sock = Listener(port=port or 0).bind()
+    server = _EmbeddedServer(_uvicorn_config(app))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started:
             if task.done():
                 task.result()
-                raise RuntimeError(f"server on port {port} did not start")
+                raise RuntimeError(f"server on {url_of(sock)} did not start")
             await asyncio.sleep(0.01)
-        yield f"http://127.0.0.1:{port}"
+        yield url_of(sock)
     finally:
         server.should_exit = True
         await task

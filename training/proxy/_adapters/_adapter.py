@@ -54,8 +54,8 @@ def now() -> int:
 class Adapter(ABC):
     """Translate one API to and from the canonical request/response.
 
-    `stream_events` yields the whole SSE body; its *last* element is held back by the server until the
-    call's record is on disk, so a client never sees a complete stream whose record could be lost.
+    `stream_events` yields the whole SSE body; the server sends it only once the call's record is on
+    disk, so a client never sees a stream whose record could be lost.
     """
 
     api: ClassVar[Api]
