@@ -196,10 +196,10 @@ def _inner_script(forwards: Sequence[int], socat: str) -> str:
         lines += [
             "i=0",
             f"until {checks}; do",
-            '  i=$((i+1)); if [ "$i" -gt 1000 ]; then',
+            '  i=$((i+1)); if [ "$i" -gt 2000 ]; then',
             '    echo "forge sandbox: the port forwards did not start listening" >&2; exit 125',
             "  fi",
-            "  sleep 0.005",
+            "  sleep 0.01",
             "done",
         ]
     lines.append('exec "$@"')
