@@ -80,8 +80,9 @@ def to_pixels(action: dict[str, Any], width: int, height: int) -> dict[str, Any]
     for kx, ky in _XY_KEYS:
         for key, size in ((kx, width), (ky, height)):
             # A non-number is left as given: the environment reports the bad argument.
-            with contextlib.suppress(TypeError, ValueError):
-                out[key] = float(out[key]) * size / 100
+            if key in out:
+                with contextlib.suppress(TypeError, ValueError):
+                    out[key] = float(out[key]) * size / 100
     return out
 
 

@@ -5,10 +5,19 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from tests.web.conftest import LoopRunner
 
 from forge_eval.benchmarks.web import BrowserConfig, WebEnv
-from forge_eval.benchmarks.weblab import SITES, TASKS, WebTask, host_map, run_oracle, site_state, sites, verify
+from forge_eval.benchmarks.weblab import (
+    SITES,
+    TASKS,
+    WebTask,
+    host_map,
+    run_oracle,
+    site_state,
+    sites,
+    verify,
+)
+from tests.web.conftest import LoopRunner
 
 
 def test_the_benchmark_has_enough_varied_tasks() -> None:
@@ -24,7 +33,10 @@ async def _episode(task: WebTask, world: str, oracle: bool) -> tuple[bool, str, 
     async with WebEnv(BrowserConfig(host_map=host_map(cluster)), world=world, aria=False) as env:
         await env.start(SITES.get(task.site).url, task=task.prompt)
         if oracle:
-            await run_oracle(env, task)
+            try:
+                await run_oracle(env, task)
+            except Exception as e:
+                raise AssertionError(f"oracle of {task.id} failed at {env.page.url}: {e}") from e
         state = await site_state(task.site, world) if task.kind == "action" else None
         verdict = verify(task, env.trajectory.answer, state)
         errors = [s.error for s in env.trajectory.steps if s.error]
