@@ -248,5 +248,7 @@ def compact(records_dir: Path, out_dir: Path | None, finished_only: bool) -> Non
     result = compact_records(records_dir, out_dir or records_dir / "parquet", finished_only=finished_only)
     click.echo(
         f"{result.n_calls} calls -> {result.calls_path}; {result.n_rollouts} rollouts -> "
-        f"{result.rollouts_path}" + (f"; {result.skipped_running} running skipped" if finished_only else "")
+        f"{result.rollouts_path}"
+        + (f"; {result.skipped_running} running skipped" if finished_only else "")
+        + (f"; {result.torn_lines} torn last line(s) skipped" if result.torn_lines else "")
     )

@@ -15,7 +15,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from forge_eval.training.proxy._records import iter_attempts, read_calls, read_rollout
+from forge_eval.training.proxy._records import (
+    CALLS_FILE,
+    attempt_dir,
+    iter_attempts,
+    load_calls,
+    read_rollout,
+)
 from forge_eval.training.records import CallRecord, RolloutRecord
 
 _INT32_LISTS = {"prompt_token_ids", "completion_token_ids"}
@@ -62,6 +68,7 @@ class CompactResult:
     n_calls: int
     n_rollouts: int
     skipped_running: int
+    torn_lines: int = 0
 
 
 def compact(records_dir: Path, out_dir: Path, *, finished_only: bool = False) -> CompactResult:
@@ -76,7 +83,7 @@ def compact(records_dir: Path, out_dir: Path, *, finished_only: bool = False) ->
     out_dir.mkdir(parents=True, exist_ok=True)
     call_schema, rollout_schema = schema_of(CallRecord), schema_of(RolloutRecord)
     calls_path, rollouts_path = out_dir / "calls.parquet", out_dir / "rollouts.parquet"
-    n_calls = skipped = 0
+    n_calls = skipped = torn = 0
     rollouts: list[BaseModel] = []
     with pq.ParquetWriter(calls_path, call_schema, compression="zstd") as writer:
         for rollout_id, attempt in iter_attempts(records_dir):
@@ -84,11 +91,12 @@ def compact(records_dir: Path, out_dir: Path, *, finished_only: bool = False) ->
             if finished_only and (rollout is None or rollout.termination == "running"):
                 skipped += 1
                 continue
-            calls = read_calls(records_dir, rollout_id, attempt)
+            calls, cut = load_calls(attempt_dir(records_dir, rollout_id, attempt) / CALLS_FILE)
+            torn += cut  # a write cut short (crash, full disk): never acknowledged, so not a call
             if calls:
                 writer.write_table(_rows(list(calls), call_schema))  # one attempt in memory at a time
             n_calls += len(calls)
             if rollout is not None:
                 rollouts.append(rollout)
     pq.write_table(_rows(rollouts, rollout_schema), rollouts_path, compression="zstd")
-    return CompactResult(calls_path, rollouts_path, n_calls, len(rollouts), skipped)
+    return CompactResult(calls_path, rollouts_path, n_calls, len(rollouts), skipped, torn)

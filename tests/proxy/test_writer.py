@@ -1,0 +1,213 @@
+"""The record writer under failure: a record it cannot write fails only its call (API-shaped), a full file
+system never leaves a torn line in front of later records, readers skip and count a torn last line,
+a purged rollout re-created writes to its new file, and per-rollout memory stays bounded."""
+
+import asyncio
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from forge_eval._cli.proxy import proxy as proxy_cli
+from forge_eval._errors import ForgeError
+from forge_eval.training.proxy import (
+    CanonicalResponse,
+    ProxyConfig,
+    RecordWriteError,
+    RecordWriter,
+    UpstreamResult,
+    create_app,
+    create_control_app,
+    free_port,
+    load_calls,
+    read_calls,
+)
+from forge_eval.training.proxy._rollouts import RECENT_REQUESTS
+from forge_eval.training.records import CallRecord
+from tests.proxy.conftest import ADMIN, ADMIN_KEY, SECRET
+
+CHAT = "/v1/chat/completions"
+
+
+def _call(seq: int, content: str = "hi", rollout_id: str = "w") -> CallRecord:
+    return CallRecord(
+        call_id=f"c{seq}",
+        rollout_id=rollout_id,
+        seq=seq,
+        api="chat",
+        path=CHAT,
+        original_request={"messages": [{"role": "user", "content": content}]},
+        served_request={},
+        t_received=time.time(),
+    )
+
+
+def test_an_unwritable_record_fails_its_call_and_the_writer_keeps_going(tmp_path):
+    async def main() -> None:
+        writer = RecordWriter(tmp_path)
+        await writer.write_call(_call(0))
+        with pytest.raises(RecordWriteError, match="could not be serialized"):
+            await writer.write_call(_call(1, "half an emoji \ud83d"))  # the writer thread died here before
+        await writer.write_call(_call(2))
+        assert writer.problem() is None
+        writer.close()
+        assert writer.problem() and "closed" in writer.problem()
+        with pytest.raises(RecordWriteError, match="closed"):  # refused at once, not a hang
+            await writer.write_call(_call(3))
+
+    asyncio.run(main())
+    assert [c.seq for c in read_calls(tmp_path, "w")] == [0, 2]
+
+
+class _SurrogateUpstream:
+    """An in-process upstream whose answer holds a lone surrogate (what a broken detokenizer could send):
+    stands in for a model server, since the scripted one cannot even encode such a body."""
+
+    async def complete(self, request, sampling, *, route_key, call_seq):  # type: ignore[no-untyped-def]
+        text = "ok \ud83d" if "broken" in str(request.messages) else "ok"
+        return UpstreamResult(CanonicalResponse(text=text), request.body("m", sampling))
+
+    async def count_tokens(self, request):  # type: ignore[no-untyped-def]
+        return 1
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(("path", "kind"), [(CHAT, "server_error"), ("/v1/messages", "api_error")])
+def test_a_record_error_is_an_api_shaped_500_and_the_proxy_keeps_serving(tmp_path, path, kind):
+    app = create_app(ProxyConfig(records_dir=tmp_path, secret="s"), _SurrogateUpstream())
+    with TestClient(app) as data, TestClient(create_control_app(app)) as control:
+        admin = {"Authorization": f"Bearer {app.state.proxy.config.admin_key}"}
+        key = control.post("/rollouts", json={"rollout_id": "w"}, headers=admin).json()["api_key"]
+        headers = {"Authorization": f"Bearer {key}", "x-api-key": key}
+        body = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "broken"}]}
+        for stream in (False, True):
+            failed = data.post(path, json={**body, "stream": stream}, headers=headers)
+            assert failed.status_code == 500, failed.text
+            error = failed.json()["error"]
+            assert error["type"] == kind and "could not record this call" in error["message"]
+        body["messages"][0]["content"] = "fine"
+        assert data.post(path, json=body, headers=headers).status_code == 200
+        assert data.get("/healthz").json()["status"] == "ok"
+    assert [c.seq for c in read_calls(tmp_path, "w")] == [2]
+
+
+def test_a_full_file_system_never_acknowledges_a_torn_record(upstream, scripted, tmp_path):
+    """The real proxy under a 48 KiB file-size limit (`ulimit -f`): writes come back short, then fail.
+    Every answered call is on disk whole, the failed ones are API-shaped 500s, /healthz says why, the
+    file holds no torn line, and SIGTERM still stops the proxy."""
+    records = tmp_path / "records"
+    port, control_port = free_port(), free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, "-m", "forge_eval._cli.main", "proxy", "serve", "--upstream", upstream[1].url]
+    argv += ["--port", str(port), "--control-port", str(control_port), "--records", str(records)]
+    env = {**os.environ, "FORGE_PROXY_SECRET": SECRET, "FORGE_PROXY_ADMIN_KEY": ADMIN_KEY}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (48 * 1024, 48 * 1024))
+
+    process = subprocess.Popen(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=limit_file_size
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(url + "/healthz", timeout=1)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline, process.stderr.read().decode()[-2000:]
+                time.sleep(0.1)
+        control = f"http://127.0.0.1:{control_port}"
+        created = httpx.post(control + "/rollouts", json={"rollout_id": "full"}, headers=ADMIN).json()
+        answered, failed = [], []
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {created['api_key']}"}) as client:
+            for i in range(300):
+                body = {"model": "m", "messages": [{"role": "user", "content": f"call {i} " + "x" * 400}]}
+                answer = client.post(CHAT, json=body)
+                (answered if answer.status_code == 200 else failed).append((i, answer))
+                if len(failed) == 3:
+                    break
+        assert answered and len(failed) == 3, "the file-size limit was never reached"
+        for _, answer in failed:
+            assert answer.status_code == 500 and "could not record" in answer.json()["error"]["message"]
+        health = httpx.get(url + "/healthz")
+        assert health.status_code == 503 and "File too large" in health.json()["reason"]
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=20) is not None
+    finally:
+        process.kill()
+        process.wait()
+    calls, torn = load_calls(records / "full" / "0" / "calls.jsonl")
+    assert torn == 0
+    assert [c.original_request["messages"][0]["content"].split()[1] for c in calls] == [
+        str(i) for i, _ in answered
+    ]
+
+
+def test_readers_skip_and_count_a_torn_last_line_and_the_writer_cuts_it(tmp_path):
+    records = tmp_path / "records"
+    path = records / "w" / "0" / "calls.jsonl"
+    path.parent.mkdir(parents=True)
+    whole = "".join(_call(i).model_dump_json() + "\n" for i in range(2))
+    path.write_text(whole + _call(2).model_dump_json()[:50])  # a write cut by kill -9 or a full disk
+    assert [c.seq for c in read_calls(records, "w")] == [0, 1]
+    assert load_calls(path)[1] == 1
+    out = tmp_path / "parquet"
+    result = CliRunner().invoke(proxy_cli, ["compact", str(records), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "2 calls" in result.output and "1 torn last line(s) skipped" in result.output
+
+    async def append() -> None:  # a writer opening the file (a restarted proxy) cuts the torn tail first
+        writer = RecordWriter(records)
+        await writer.write_call(_call(3))
+        writer.close()
+
+    asyncio.run(append())
+    assert [c.seq for c in read_calls(records, "w")] == [0, 1, 3] and load_calls(path)[1] == 0
+
+    path.write_text(whole[:30] + "\n" + whole)  # damage before the last line is not papered over
+    with pytest.raises(ForgeError, match="line 1 is not a call record"):
+        read_calls(records, "w")
+
+
+def test_purge_then_recreate_writes_to_the_new_file(proxy):
+    def call(key: str) -> None:
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        answer = httpx.post(proxy.url + CHAT, json=body, headers={"Authorization": f"Bearer {key}"})
+        assert answer.status_code == 200, answer.text
+
+    call(proxy.rollout("again")["api_key"])
+    assert proxy.admin("DELETE", "/rollouts/again?purge=1").json()["purged"] is True
+    assert not (proxy.records / "again" / "0").exists()
+    call(proxy.rollout("again")["api_key"])
+    call(proxy.rollout("again")["api_key"])
+    assert [c.seq for c in read_calls(proxy.records, "again")] == [0, 1]
+
+
+def test_per_rollout_memory_is_bounded(tmp_path: Path):
+    """Distinct requests in one live rollout: the state kept per call stops growing at a fixed size."""
+    app = create_app(ProxyConfig(records_dir=tmp_path, secret="s"), _SurrogateUpstream())
+    with TestClient(app) as data, TestClient(create_control_app(app)) as control:
+        admin = {"Authorization": f"Bearer {app.state.proxy.config.admin_key}"}
+        created = control.post("/rollouts", json={"rollout_id": "long"}, headers=admin).json()
+        state = app.state.proxy.rollouts.get("long", 0)
+        for i in range(3 * RECENT_REQUESTS):
+            body = {"model": "m", "input": f"turn {i}", "store": True}
+            assert data.post(created["base_path"] + "/v1/responses", json=body).status_code == 200
+        assert len(state.calls_by_hash) == RECENT_REQUESTS
+        assert len(state.conversations._items) <= state.conversations.capacity
+        repeat = {"model": "m", "input": f"turn {3 * RECENT_REQUESTS - 1}", "store": True}
+        data.post(created["base_path"] + "/v1/responses", json=repeat)  # a retry is still linked
+    calls = read_calls(tmp_path, "long")
+    assert calls[-1].retry_of == calls[-2].call_id and len(calls) == 3 * RECENT_REQUESTS + 1
