@@ -20,6 +20,8 @@ ACTION_SPACES = ("pyautogui", "computer_13")
 OBSERVATION_TYPES = ("screenshot", "a11y_tree", "screenshot_a11y_tree")
 #: The step caps OSWorld-Verified reports results at.
 STEP_CAPS = (15, 50, 100)
+#: Seconds between the controller client's retries (OSWorld: 5).
+RETRY_INTERVAL = 0.2
 
 
 def make_env(
@@ -61,6 +63,8 @@ def make_env(
     env.client_password = "password"
     env.screen_width, env.screen_height = width, height
     env.controller = api.PythonController(vm_ip=host, server_port=port)
+    # Upstream retries a missing file 3 times, 5 s apart (a VM's server may lag); ours answers at once.
+    env.controller.retry_interval = RETRY_INTERVAL
     os.makedirs(cache_dir, exist_ok=True)
     os.makedirs(files_dir, exist_ok=True)
     env.setup_controller = api.SetupController(
