@@ -1,0 +1,91 @@
+"""Which of the 369 OSWorld-Verified tasks the local provider runs, and the reasons for the others."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forge_eval._errors import UnknownNameError, UsageError
+
+
+def _census(root: Path, provider: str, may_download: bool) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
+    from forge_eval.benchmarks.osworld import SupportContext, load_tasks, skip_reason
+
+    ctx = SupportContext(provider, may_download)
+    run, skipped = [], {}
+    for task in load_tasks(root):
+        reason = skip_reason(task, ctx)
+        if reason is None:
+            run.append(task)
+        else:
+            skipped[task.id] = reason
+    return run, skipped
+
+
+def test_offline_local_census_covers_all_369_with_reasons(osworld_root: Path) -> None:
+    run, skipped = _census(osworld_root, "local", may_download=False)
+    assert len(run) + len(skipped) == 369
+    index = json.loads((osworld_root / "evaluation_examples/test_all.json").read_text())
+    by_domain = {i: d for d, ids in index.items() for i in ids}
+    # Every VS Code task is skipped for VS Code; every Drive/login task for the account.
+    for task_id in index["vs_code"]:
+        assert "VS Code" in skipped[task_id] or "Google Drive" in skipped[task_id]
+    # Offline, no task that downloads files can run, and each says which files are missing.
+    for task in run:
+        assert not task.downloads(), task.id
+    assert any(r.startswith("task files not downloaded") for r in skipped.values())
+    # The runnable ones are the asset-free desktop tasks (VLC, GIMP, Impress, OS, infeasible).
+    domains = {by_domain[t.id] for t in run}
+    assert {"vlc", "gimp", "libreoffice_impress"} <= domains
+    assert not domains & {"vs_code", "chrome"}
+    assert sum(t.infeasible for t in run) >= 3
+
+
+def test_online_makes_file_tasks_runnable_and_vm_runs_more(osworld_root: Path) -> None:
+    offline, _ = _census(osworld_root, "local", may_download=False)
+    online, skipped = _census(osworld_root, "local", may_download=True)
+    assert len(online) > len(offline) + 100  # the ~200 tasks that only need OSWorld's task files
+    vm, vm_skipped = _census(osworld_root, "vm", may_download=True)
+    assert len(vm) > len(online)
+    assert all(
+        "Google Drive" in r or "missing" in r or "metric" in r or "getter" in r for r in vm_skipped.values()
+    )
+
+
+def test_selection_and_bad_names(osworld_root: Path) -> None:
+    from forge_eval.benchmarks.osworld import load_tasks
+
+    assert len(load_tasks(osworld_root, "small")) == 39
+    assert len(load_tasks(osworld_root, domain="vlc")) == 17
+    with pytest.raises(UnknownNameError, match="Valid OSWorld subsets: all, infeasible, nogdrive, small"):
+        load_tasks(osworld_root, "everything")
+    with pytest.raises(UnknownNameError, match="OSWorld task id 'nope'"):
+        load_tasks(osworld_root, task_ids="nope")
+
+
+def test_task_options_are_checked_before_anything_runs(osworld_root: Path) -> None:
+    from forge_eval.benchmarks.osworld import osworld
+
+    data = str(osworld_root)
+    with pytest.raises(UsageError, match="unknown action space 'mouse'"):
+        osworld(action_space="mouse", data_dir=data)
+    with pytest.raises(UsageError, match="unknown observation"):
+        osworld(observation="video", data_dir=data)
+    with pytest.raises(UnknownNameError, match="Valid OSWorld providers: docker, local, podman, vm"):
+        osworld(provider="kvm", data_dir=data)
+    with pytest.raises(UsageError, match="'computer' harness"):
+        osworld(harness="react", data_dir=data)
+    with pytest.raises(UsageError, match="none of the 1 chosen OSWorld tasks can run"):
+        osworld(task_ids="0ed39f63-6049-43d4-ba4d-5fa2fe04a951", data_dir=data)
+
+
+def test_vm_provider_explains_what_is_missing() -> None:
+    from forge_eval._errors import ForgeError
+    from forge_eval.benchmarks.osworld import make_provider
+
+    provider = make_provider("vm")
+    if provider.requirements():
+        with pytest.raises(ForgeError, match="OSWorld's own VM provider cannot run here"):
+            provider.start(set())
