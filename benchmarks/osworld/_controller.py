@@ -53,16 +53,18 @@ def _command(payload: dict[str, Any]) -> tuple[list[str] | str, bool]:
 class Controller:
     """The HTTP face of one desktop: `url` is what OSWorld's clients get as `http://vm_ip:server_port`."""
 
-    def __init__(self, desktop: LocalDesktop) -> None:
+    def __init__(self, desktop: LocalDesktop, bind: str = "127.0.0.1", port: int = 0) -> None:
         self.desktop = desktop
+        self.bind = bind
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
-        self.port = 0
+        self.port = port
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> Controller:
         sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.bind, self.port))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self.app(), log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)

@@ -119,7 +119,12 @@ class ContainerProvider(Provider):
             == 0
         ):
             return
-        root = Path(__file__).parent
+        root = Path(__file__).resolve().parents[2]  # the source checkout is the build context
+        if not (root / "pyproject.toml").exists():
+            raise ForgeError(
+                f"building the desktop image needs forge-eval's source checkout; {root} is not one",
+                hint=f"build it by hand: see {DOCKER_DIR / 'Dockerfile'}",
+            )
         build = subprocess.run(
             [self.engine, "build", "-t", IMAGE, "-f", str(DOCKER_DIR / "Dockerfile"), str(root)]
         )
