@@ -60,6 +60,12 @@ from forge_eval._cli._options import parse_key_values
     is_flag=True,
     help="Serve the embedded model in its exactly repeatable mode (no prompt cache, one request at a time).",
 )
+@click.option(
+    "--no-sandbox",
+    is_flag=True,
+    help="Run harness programs (codex, claude-code, openclaw) directly on this host, without the local "
+    "sandbox: unisolated, for debugging only.",
+)
 @click.option("-T", "task_args", multiple=True, metavar="KEY=VALUE", help="Task argument of the benchmark.")
 def run(
     benchmark: str,
@@ -78,6 +84,7 @@ def run(
     judge: str | None,
     data_dir: Path | None,
     deterministic: bool,
+    no_sandbox: bool,
     task_args: tuple[str, ...],
 ) -> None:
     """Run BENCHMARK over several seeds; resumable: re-run the same command to finish an interrupted run."""
@@ -99,10 +106,17 @@ def run(
         judge=judge,
         data_dir=data_dir,
         deterministic=deterministic,
+        no_sandbox=no_sandbox,
         out=out or Path("runs") / benchmark,
         command=shlex.join(["forge-eval", *sys.argv[1:]]),
     )
     plan = plan_run(spec)
+    if no_sandbox:
+        click.secho(
+            "warning: --no-sandbox: harness programs run on this host unisolated (files, network, processes)",
+            fg="yellow",
+            err=True,
+        )
     for note in plan.notes:
         click.echo(note)
     result = execute(plan)
@@ -112,6 +126,11 @@ def run(
             f"\nThis was a subset. The full benchmark: forge-eval run {benchmark} --seeds 5 "
             "--epochs 3 --out runs/" + benchmark + "-full"
         )
+
+
+def _percent(value: float | None, spec: str = ".1f") -> str:
+    """A fraction as a percentage; null (not estimable, e.g. a CI over one task) as n/a."""
+    return "n/a" if value is None else format(value * 100, spec)
 
 
 def print_headline(results: dict, out: Path, report: Path | None) -> None:
@@ -124,11 +143,11 @@ def print_headline(results: dict, out: Path, report: Path | None) -> None:
     for column in ("metric", "estimate", "95% CI", "per seed", "trials"):
         table.add_column(column, justify="left" if column == "metric" else "right")
     for name, m in results["metrics"].items():
-        per_seed = " ".join(f"{p['estimate'] * 100:.0f}" for p in m["per_seed"])
+        per_seed = " ".join(_percent(p["estimate"], ".0f") for p in m["per_seed"])
         table.add_row(
             name,
-            f"{m['estimate'] * 100:.1f}%",
-            f"[{m['ci_low'] * 100:.1f}, {m['ci_high'] * 100:.1f}]",
+            _percent(m["estimate"]) + "%",
+            f"[{_percent(m['ci_low'])}, {_percent(m['ci_high'])}]",
             per_seed,
             str(m["n_trials"]),
         )

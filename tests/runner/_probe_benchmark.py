@@ -34,7 +34,8 @@ def probe(seed: int = 0, harness: str = "react", task_ids: str | None = None) ->
         dataset=samples,
         solver=HARNESSES.get(harness).solver(tools=[], system_prompt="Answer, then call submit()."),
         scorer=includes(),
-        config=GenerateConfig(seed=seed),
+        config=GenerateConfig(seed=seed, max_tokens=64),
+        message_limit=6,  # a real small model may never call submit()
         name="probe",
     )
 
