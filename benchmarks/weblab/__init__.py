@@ -9,9 +9,17 @@ how often LLM judges agree with ground truth.
 """
 
 from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks.weblab._agreement import (
+    Agreement,
+    agreement_from_log,
+    agreement_task,
+    cohen_kappa,
+    confusion,
+    judge_agreement,
+)
 from forge_eval.benchmarks.weblab._benchmark import Weblab
 from forge_eval.benchmarks.weblab._checks import Verdict, normalize, verify
-from forge_eval.benchmarks.weblab._oracle import run_oracle
+from forge_eval.benchmarks.weblab._oracle import oracle_agent, run_oracle
 from forge_eval.benchmarks.weblab._site import Site
 from forge_eval.benchmarks.weblab._sites import SITES
 from forge_eval.benchmarks.weblab._task import (
@@ -21,6 +29,7 @@ from forge_eval.benchmarks.weblab._task import (
     select_samples,
     site_state,
     sites,
+    task_of,
     weblab,
     weblab_verifier,
 )
@@ -29,6 +38,7 @@ from forge_eval.benchmarks.weblab._tasks import TASKS, WebTask
 BENCHMARKS.register(Weblab.name, Weblab())
 
 __all__ = [
+    "Agreement",
     "QUICK_SUBSET",
     "SITES",
     "TASKS",
@@ -36,13 +46,20 @@ __all__ = [
     "Verdict",
     "WebTask",
     "Weblab",
+    "agreement_from_log",
+    "agreement_task",
     "clone_map",
+    "cohen_kappa",
+    "confusion",
+    "judge_agreement",
+    "oracle_agent",
     "host_map",
     "normalize",
     "run_oracle",
     "select_samples",
     "site_state",
     "sites",
+    "task_of",
     "verify",
     "weblab",
     "weblab_verifier",

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
 from forge_eval._errors import ForgeError
-from forge_eval.benchmarks.web import WebEnv
+from forge_eval.benchmarks.web import WebEnv, current_env
 from forge_eval.benchmarks.weblab._tasks import WebTask
 
 
@@ -56,15 +58,43 @@ OPS: dict[str, Callable[..., Awaitable[None]]] = {
 }
 
 
-async def run_oracle(env: WebEnv, task: WebTask, stop_before_answer: bool = False) -> None:
+async def run_oracle(env: WebEnv, task: WebTask, variant: str = "solve") -> None:
     """Play `task.oracle` in `env` (already started at the task's site).
 
     Args:
-        stop_before_answer: Skip the final answer (gives a plausible-looking *failed* trajectory for the
-            judge agreement study: right pages visited, nothing reported).
+        variant: "solve" plays the script; "wrong" makes a plausible failure for the judge agreement
+            study: an information task answers with another task's answer from the same site, an action
+            task skips its last effective action but still reports "Done.".
     """
     steps: list[tuple[Any, ...]] = list(task.oracle)
-    if stop_before_answer and steps and steps[-1][0] == "answer":
-        steps = steps[:-1]
+    if variant == "wrong":
+        if task.kind == "action":
+            steps = [*steps[:-2], ("answer", "Done.")]
+        else:
+            steps = [*steps[:-1], ("answer", _decoy_answer(task))]
+    elif variant != "solve":
+        raise ValueError(f"oracle variant must be 'solve' or 'wrong', got {variant!r}")
     for op, *args in steps:
         await OPS[op](env, *args)
+
+
+def _decoy_answer(task: WebTask) -> str:
+    from forge_eval.benchmarks.weblab._tasks import TASKS
+
+    others = [t for t in TASKS if t.site == task.site and t.kind == "info" and t.id != task.id]
+    return str(others[0].oracle[-1][1]) if others else "I could not find it."
+
+
+@solver
+def oracle_agent(variant: str = "solve") -> Solver:
+    """The scripted oracle as an Inspect solver (the judge agreement study's "agent")."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        from forge_eval.benchmarks.weblab._task import task_of
+
+        env = current_env()
+        await run_oracle(env, task_of(state.sample_id), state.metadata.get("oracle_variant", variant))
+        state.output.completion = env.trajectory.final_response
+        return state
+
+    return solve

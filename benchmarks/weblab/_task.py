@@ -41,6 +41,11 @@ def host_map(cluster: ServiceCluster) -> dict[str, str]:
     return {site.host: cluster.url(name) for name, site in SITES.items()}
 
 
+def task_of(sample_id: str | int | None) -> WebTask:
+    """The weblab task of a sample id (`<task id>` or `<task id>@<variant>`)."""
+    return BY_ID[str(sample_id).split("@")[0]]
+
+
 def clone_map(cluster: ServiceCluster) -> dict[str, str]:
     """Real hostnames weblab clones -> their local site (for live-web benchmarks run offline)."""
     return {host: cluster.url(name) for name, site in SITES.items() for host in site.clones}
@@ -118,7 +123,7 @@ def weblab_verifier() -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         env = current_env()
-        t = BY_ID[str(state.sample_id)]
+        t = task_of(state.sample_id)
         world_state = await site_state(t.site, env.world or "") if t.kind == "action" else None
         verdict = verify(t, env.trajectory.answer, world_state)
         return Score(

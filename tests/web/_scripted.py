@@ -57,10 +57,12 @@ class ScriptedAgent:
 
 
 class ScriptedJudge:
-    """Answers WebVoyager-judge and WebJudge prompts; success iff the final response has `[ANSWER]`."""
+    """Answers WebVoyager-judge and WebJudge prompts; success iff the prompt matches `success_if`
+    (default: the final response is an `[ANSWER]`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, success_if: str = r"Final response: \[ANSWER\]") -> None:
         self.calls: list[dict[str, Any]] = []
+        self.success_if = success_if
 
     def __call__(
         self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
@@ -70,7 +72,7 @@ class ScriptedJudge:
             isinstance(c, ContentImage) for m in input if not isinstance(m.content, str) for c in m.content
         )
         self.calls.append({"prompt": prompt, "images": images, "temperature": config.temperature})
-        success = bool(re.search(r"Final response: \[ANSWER\]", prompt))
+        success = bool(re.search(self.success_if, prompt))
         if "List the key points" in prompt:
             return reply("Key points:\n1. Find the requested fact.\n2. Report it.")
         if "rate how useful it is" in prompt:

@@ -149,3 +149,19 @@ def test_crashed_browser_is_an_error(test_site: str, run: LoopRunner) -> None:
             assert obs.title == "Second"
 
     run(main())
+
+
+def test_text_judge_view_reads_the_screenshot_with_ocr(test_site: str, run: LoopRunner) -> None:
+    from forge_eval.benchmarks.web.judges import JudgeView, ocr_available
+
+    if not ocr_available():
+        pytest.skip("tesseract is not installed (scripts/setup.d/50-chromium.sh installs it)")
+
+    async def main() -> None:
+        async with WebEnv() as env:
+            await env.start(test_site + "/second")
+            (content,) = JudgeView(text=True).screenshot(env.trajectory.initial, "Screenshot 1:")
+            assert "Accessibility tree:" in content.text and "OCR of the screenshot:" in content.text
+            assert "Second page" in content.text.split("OCR of the screenshot:")[1]
+
+    run(main())
