@@ -29,7 +29,8 @@ class UnknownNameError(UsageError):
 
     def __init__(self, kind: str, name: str, valid: list[str]) -> None:
         listing = ", ".join(sorted(valid)) or "(none registered)"
-        super().__init__(f"unknown {kind} '{name}'. Valid {kind}s: {listing}")
+        plural = kind + ("es" if kind.endswith(("s", "x", "ch", "sh")) else "s")  # harness -> harnesses
+        super().__init__(f"unknown {kind} '{name}'. Valid {plural}: {listing}")
         self.kind = kind
         self.name = name
         self.valid = sorted(valid)

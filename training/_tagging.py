@@ -113,6 +113,7 @@ def answer(s: CallSignals, ctx: TagContext) -> RoleTag | None:
     return "answer"
 
 
+@functools.cache
 def rules_from(cues: TaggingCues) -> tuple[Rule, ...]:
     """The ordered rule set a harness's cues switch on (helper calls first, the fallback last)."""
     rules: list[Rule] = [title_by_schema] if cues.title_by_schema else []
@@ -133,7 +134,6 @@ def rules_from(cues: TaggingCues) -> tuple[Rule, ...]:
     return (*rules, action_if_tool_calls, answer)
 
 
-@functools.cache
 def rules_for(harness: str | None) -> tuple[Rule, ...]:
     """The rule set of `harness` from its facts (`forge_eval.harnesses.facts_for`: a harness forge-eval
     does not know gets the generic cues)."""

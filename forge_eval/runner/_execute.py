@@ -14,6 +14,7 @@ from inspect_ai.log import EvalLog
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.analysis import read_run_logs, summarize_trials, trials_table
+from forge_eval.harnesses import harness_settings
 from forge_eval.models import EMBEDDED_MODELS
 from forge_eval.reports._results import (
     JudgeInfo,
@@ -137,6 +138,8 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
             check_endpoint(model.base_url, model.model_args.get("api_key") or _service_key(model))
         roles = _judge_roles(plan, model, stack)
         _claim_run_dir(spec, plan.harness)
+        # harness programs' proxies record every call under the run; sandboxed unless --no-sandbox
+        stack.enter_context(harness_settings(records_dir=spec.out / "records", sandbox=not spec.no_sandbox))
         tasks = [plan.benchmark.task(seed=seed, harness=plan.harness, **plan.options) for seed in spec.seeds]
         generate: dict[str, Any] = {"max_retries": _MAX_RETRIES}
         if spec.temperature is not None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks import BENCHMARKS, Benchmark
-from forge_eval.harnesses import HARNESSES
+from forge_eval.harnesses import HARNESSES, harness_settings
 from forge_eval.models import EMBEDDED_MODELS
 from forge_eval.runner._model import check_model
 from forge_eval.runner._spec import RunSpec
@@ -53,7 +53,8 @@ def plan_run(spec: RunSpec) -> RunPlan:
     benchmark = BENCHMARKS.get(spec.benchmark)
     harness = spec.harness or benchmark.default_harness
     HARNESSES.get(harness)
-    _check_requirements(benchmark, harness)
+    with harness_settings(sandbox=not spec.no_sandbox):  # a harness needs bwrap unless --no-sandbox
+        _check_requirements(benchmark, harness)
     notes: list[str] = []
 
     epochs = spec.epochs

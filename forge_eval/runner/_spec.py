@@ -29,6 +29,8 @@ class RunSpec:
             None = the official judge.
         data_dir: The benchmark's task data (`Benchmark.accepts_data_dir`); None = its own source.
         deterministic: Serve the embedded model in its exactly repeatable mode (slower).
+        no_sandbox: Run harness programs (codex, claude-code, openclaw) as plain host processes instead of
+            in the local sandbox (`--no-sandbox`; unisolated, for debugging).
         command: The exact command line, recorded for reproducibility.
     """
 
@@ -48,6 +50,7 @@ class RunSpec:
     judge: str | None = None
     data_dir: Path | None = None
     deterministic: bool = False
+    no_sandbox: bool = False
     command: str = ""
 
     @property

@@ -10,6 +10,14 @@ from forge_eval.training.proxy._scripted import _text, _tool_turn
 #: forgelab's contacts-phone task, solved with one lookup (its check: the answer holds the phone number).
 TASK_ID = "contacts-phone"
 COMMAND = "forge-tool contacts_search query='Dana Kim'"
+#: Printed by `probe_command` when the sandbox cannot reach the address it tried.
+UNREACHABLE = "UNREACHABLE"
+
+
+def probe_command(url: str) -> str:
+    """The lookup, then a try to reach `url` directly from the harness's shell (it should fail)."""
+    probe = f"import urllib.request as u; u.urlopen('{url}', timeout=5); print('MODEL-SERVER-REACHED')"
+    return f"{COMMAND}; python3 -c \"{probe}\" 2>/dev/null || echo {UNREACHABLE}"
 
 
 @dataclass

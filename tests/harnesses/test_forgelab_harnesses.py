@@ -10,7 +10,7 @@ from inspect_ai.log import read_eval_log
 from forge_eval.harnesses import harness_settings
 from forge_eval.runner import RunSpec, run_benchmark
 from forge_eval.training.proxy import iter_attempts, read_calls, read_rollout
-from tests.harnesses._policy import COMMAND, TASK_ID
+from tests.harnesses._policy import COMMAND, TASK_ID, UNREACHABLE
 
 pytestmark = pytest.mark.harness
 
@@ -50,6 +50,8 @@ def test_harness_solves_a_forgelab_task_through_the_proxy(harness, scripted_mode
     sample = log.samples[0]
     assert sample.scores["forgelab_scorer"].value == 1.0, sample.scores["forgelab_scorer"].explanation
     assert "415 555 0142" in sample.output.completion
+    # from inside the sandbox the model server itself is out of reach: only the proxy and the tools are in
+    assert UNREACHABLE in sample.output.completion and "MODEL-SERVER-REACHED" not in sample.output.completion
     assert result.results["harness"] == harness and result.results["metrics"]["success_rate"]["estimate"] == 1
     # every harness call is a ModelEvent of the sample: the tool call, then the answer
     events = [e for e in sample.events if e.event == "model"]
