@@ -1,12 +1,15 @@
 """Rollout startup: sandbox start-to-first-model-call latency and rollouts/minute with 8 at a time.
 
+Per real harness (`--harnesses codex,claude-code[,openclaw]`): the harness's own launch
+(forge_eval.harnesses) in the local sandbox, talking to the real recording proxy over the scripted
+upstream; the proxy's data plane stamps the first call of each rollout (path /r/<rollout>/...).
 A trivial harness (system python3: one chat call to its base URL, then exit) runs as `local`-backend
 rollouts against the scripted OpenAI-compatible upstream, in bubblewrap sandboxes and, side by side in the
 same run, unsandboxed (`no_sandbox=True`) as the baseline; the upstream stamps each rollout's first request.
 A bare `/bin/true` sandbox start-to-exit against a plain subprocess isolates the sandbox's own cost.
-Real harnesses (Codex, Claude Code, OpenClaw) add their own start-up on top: see reference/runtime.md §7.
 
-    .venv/bin/python bench/rollout_startup.py [--rollouts 32] [--concurrency 8]
+    .venv/bin/python bench/rollout_startup.py [--rollouts 32] [--concurrency 8] \\
+        [--harnesses codex,claude-code]
 """
 
 import argparse
@@ -32,7 +35,8 @@ print(json.load(urllib.request.urlopen(request, timeout=30))["choices"][0]["mess
 
 
 class FirstCall:
-    """ASGI wrapper that stamps the first request of each rollout (header X-Forge-Rollout)."""
+    """ASGI wrapper that stamps the first request of each rollout (header X-Forge-Rollout, or the proxy's
+    rollout path /r/<rollout>/<attempt>/...)."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -40,9 +44,12 @@ class FirstCall:
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            rollout = dict(scope["headers"]).get(b"x-forge-rollout")
+            rollout = dict(scope["headers"]).get(b"x-forge-rollout", b"").decode()
+            parts = scope["path"].split("/")
+            if not rollout and len(parts) > 2 and parts[1] == "r":
+                rollout = parts[2]
             if rollout:
-                self.first.setdefault(rollout.decode(), time.time())
+                self.first.setdefault(rollout, time.time())
         await self.app(scope, receive, send)
 
 
@@ -79,6 +86,47 @@ async def _batch(url: str, stamps: FirstCall, n: int, concurrency: int, sandboxe
     }
 
 
+async def _harness_runs(name: str, repeats: int) -> dict[str, Any]:
+    """`repeats` sandboxed runs of harness `name` on a one-step task through the real proxy."""
+    from forge_eval.harnesses import HARNESSES, ProxyEndpoint
+    from forge_eval.harnesses._external import _sandbox_spec
+    from forge_eval.harnesses._workspace import Workspace
+    from forge_eval.training._proxy_control import HttpProxyControl
+    from forge_eval.training.proxy import ProxyConfig, ServerThread, create_app, create_control_app
+
+    harness = HARNESSES.get(name)
+    prefix = await asyncio.to_thread(harness.install)
+    latency, wall, ok = [], [], 0
+    with serve_in_thread(ScriptedUpstream().app()) as upstream, tempfile.TemporaryDirectory() as tmp:
+        config = ProxyConfig(records_dir=Path(tmp) / "records", secret="bench", upstreams=[upstream.url])
+        app = create_app(config)
+        stamps = FirstCall(app)
+        server = ServerThread(stamps, control=create_control_app(app)).start()
+        control = HttpProxyControl(str(server.control_url), str(config.admin_key))
+        try:
+            for i in range(repeats):
+                created = await control.create_rollout({"rollout_id": f"{name}-{i}", "harness": name})
+                workspace = Workspace(Path(tmp) / f"ws-{i}").create()
+                launch = harness.launch(
+                    prompt="create hello.txt containing hi",
+                    proxy=ProxyEndpoint(server.url + created.base_path, created.api_key),
+                    workspace=workspace,
+                    prefix=prefix,
+                )
+                # no tool server in this bench: the proxy's port stands in for the tools' forward
+                spec = _sandbox_spec(harness, launch, workspace, prefix, server.url, server.url)
+                sandbox = await start_sandbox(spec)
+                result = await sandbox.wait()
+                ok += result.status == "completed"
+                wall.append(result.duration_s)
+                if f"{name}-{i}" in stamps.first:
+                    latency.append(stamps.first[f"{name}-{i}"] - sandbox.started_at)
+        finally:
+            await control.aclose()
+            server.stop()
+    return {"ok": ok, "n": repeats, "first": statistics.median(latency), "wall": statistics.median(wall)}
+
+
 async def _bare(repeats: int) -> tuple[float, float]:
     work = Path(tempfile.mkdtemp(prefix="forge-bench-"))
     sandboxed, plain = [], []
@@ -97,6 +145,8 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=32)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--bare-repeats", type=int, default=10)
+    parser.add_argument("--harnesses", default="codex,claude-code", help="comma-separated; '' for none")
+    parser.add_argument("--harness-repeats", type=int, default=3)
     args = parser.parse_args()
 
     stamps = FirstCall(ScriptedUpstream().app())
@@ -104,6 +154,8 @@ def main() -> None:
         sbx = asyncio.run(_batch(upstream.url, stamps, args.rollouts, args.concurrency, sandboxed=True))
         host = asyncio.run(_batch(upstream.url, stamps, args.rollouts, args.concurrency, sandboxed=False))
     bare_sbx, bare_plain = asyncio.run(_bare(args.bare_repeats))
+    names = [n for n in args.harnesses.split(",") if n]
+    harnesses = {n: asyncio.run(_harness_runs(n, args.harness_repeats)) for n in names}
 
     print(f"trivial harness, {args.rollouts} rollouts, {args.concurrency} at a time (local backend)")
     print(f"{'':22}{'ok':>5}{'wall s':>9}{'rollouts/min':>14}{'first call p50 s':>18}{'p95 s':>8}")
@@ -116,6 +168,11 @@ def main() -> None:
         f"bare start-to-exit of /bin/true (median of {args.bare_repeats}): sandbox {bare_sbx * 1000:.0f} ms, "
         f"plain subprocess {bare_plain * 1000:.1f} ms (x{bare_sbx / bare_plain:.0f})"
     )
+    if harnesses:
+        print(f"real harnesses in the sandbox, one step via the proxy (median of {args.harness_repeats})")
+        print(f"{'':14}{'ok':>6}{'start->first call s':>21}{'start->exit s':>15}")
+        for name, r in harnesses.items():
+            print(f"{name:14}{r['ok']:>3}/{r['n']:<2}{r['first']:>21.2f}{r['wall']:>15.2f}")
 
 
 if __name__ == "__main__":
