@@ -190,18 +190,28 @@ def resolve_file(root: Path, task: ClawTask, name: str) -> Path | None:
     return None
 
 
-def fixture_files(root: Path, task: ClawTask) -> dict[str, Path]:
-    """Fixture file per service: the service's `*_FIXTURES` env path (relative to the upstream root),
-    else the one JSON file in `fixtures/<service>/`; services without one start empty."""
-    found: dict[str, Path] = {}
+def fixture_files(root: Path, task: ClawTask) -> dict[str, dict[str, Path]]:
+    """Per service, its state field -> fixture file: the `*_FIXTURES` env paths (relative to the upstream
+    root; a service with several names which field each fills), else the one JSON file in
+    `fixtures/<service>/`. Services without a fixture start empty."""
+    found: dict[str, dict[str, Path]] = {}
     for service in task.services:
-        declared = next((v for k, v in service.env.items() if k.endswith("_FIXTURES")), None)
+        fields = (
+            getattr(CLAW_SERVICES.get(service.name), "fixture_fields", {})
+            if service.name in CLAW_SERVICES
+            else {}
+        )
+        declared = {
+            fields.get(k, "records"): root / str(v)
+            for k, v in service.env.items()
+            if k.endswith("_FIXTURES") and v
+        }
         if declared:
-            found[service.name] = root / str(declared)
+            found[service.name] = declared
             continue
         candidates = sorted((task_dir(root, task) / "fixtures" / service.name).glob("*.json"))
         if len(candidates) == 1:
-            found[service.name] = candidates[0]
+            found[service.name] = {"records": candidates[0]}
     return found
 
 
@@ -241,7 +251,8 @@ def skip_reason(root: Path, task: ClawTask) -> str | None:
         return "no scoring_components: its grading exists only as upstream grader code"
     if task.user_agent is not None and task.user_agent.enabled:
         return "multi-turn task: needs the simulated user (not implemented)"
-    for service, path in fixture_files(root, task).items():
-        if not path.is_file():
-            return f"fixture of service {service} missing: {path}"
+    for service, paths in fixture_files(root, task).items():
+        for path in paths.values():
+            if not path.is_file():
+                return f"fixture of service {service} missing: {path}"
     return None

@@ -1,5 +1,8 @@
 """Our own mock services for Claw-Eval's task tools, on the shared local-services framework.
 
+Families: gmail, calendar, todo, contacts, finance, notes, kb, helpdesk, inventory, rss, crm, config,
+scheduler and the offline `web` (search/fetch over the task's own result and page fixtures).
+
 Claw-Eval's tasks call `POST http://localhost:<port>/<service>/<op>` endpoints of FastAPI mocks that
 load the task's fixture file. Each family here is a `CollectionService` declared by its id field and
 operations, with the same URL paths and argument names as the tasks' `tool_endpoints`, so a task's
@@ -290,6 +293,55 @@ class Scheduler(CollectionService):
         return {"job_id": record[self.id_field], "history": runs, "total": len(runs)}
 
 
+class WebState(CollectionState):
+    """Search results (the records) plus the pages `web_fetch` can return."""
+
+    pages: list[dict[str, Any]] = []
+
+
+class Web(CollectionService):
+    """A fixed, offline web: search over the task's result list, fetch of the task's pages."""
+
+    name = "web"
+    description = "offline web search and fetch over the task's fixtures, notifications"
+    state_model = WebState
+    id_field = "url"
+    plural = "results"
+    date_fields = ("published_at",)
+    #: Fixture env var -> state field (the other services have one fixture, loaded as records).
+    fixture_fields = {"WEB_SEARCH_FIXTURES": "records", "WEB_FETCH_FIXTURES": "pages"}
+    ops = (
+        Op("list", "/web/search"),
+        Op("get", "/web/fetch"),
+        Op("action", "/web/notify"),
+    )
+    custom = {"web_search": "search", "web_fetch": "fetch"}
+
+    async def search(self, call: Call) -> dict[str, Any]:
+        """Results ranked by how many query words their title, snippet or keywords contain."""
+        words = str(call.body.get("query", "")).lower().split()
+        ranked = []
+        for index, result in enumerate(call.state.records):
+            text = " ".join(
+                str(result.get(k, "")) for k in ("title", "snippet", "keywords", "source")
+            ).lower()
+            hits = sum(w in text for w in words)
+            if hits or not words:
+                ranked.append((-hits, index, result))
+        limit = call.body.get("max_results")
+        chosen = [r for _, _, r in sorted(ranked, key=lambda t: (t[0], t[1]))]
+        chosen = chosen[:limit] if isinstance(limit, int) and limit > 0 else chosen
+        shown = [{k: v for k, v in r.items() if k != "keywords"} for r in chosen]
+        return {"results": shown, "total": len(shown)}
+
+    async def fetch(self, call: Call) -> dict[str, Any]:
+        url = str(call.body.get("url", "")).strip().rstrip("/")
+        for page in call.state.pages:
+            if str(page.get("url", "")).rstrip("/") == url:
+                return dict(page)
+        return {"url": url, "status_code": 404, "error": f"page {url} not found"}
+
+
 CLAW_SERVICES: Registry[Service] = Registry("Claw-Eval service")
 for _service in (
     Gmail(),
@@ -305,6 +357,7 @@ for _service in (
     Crm(),
     Config(),
     Scheduler(),
+    Web(),
 ):
     CLAW_SERVICES.register(_service.name, _service)
 

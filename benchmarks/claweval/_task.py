@@ -98,8 +98,8 @@ def claweval_setup() -> Solver:
         client = WorldClient(urls, f"{state.sample_id}-e{state.epoch}-{uuid4().hex[:8]}")
         fixtures = fixture_files(root, spec)
         for service in urls:
-            records = load_fixture(fixtures[service]) if service in fixtures else []
-            await client.reset(service, {"records": records})
+            initial = {field: load_fixture(path) for field, path in fixtures.get(service, {}).items()}
+            await client.reset(service, initial)
         bind_world(client.world, urls)
         return state
 

@@ -24,6 +24,7 @@ from forge_eval.benchmarks.claweval import (
     Trace,
     claweval,
     data_root,
+    fixture_files,
     grade,
     load_task,
     load_tasks,
@@ -115,8 +116,10 @@ def test_bad_task_file_names_file_and_field(tmp_path: Path) -> None:
     )
     with pytest.raises(ForgeError, match=r"task\.yaml: field 'scoring_components\.0\.weight'"):
         load_task(path)
-    path.write_text("task_id: X1\ncategory: c\nprompt: {text: hi}\nscoring_components: "
-                    "[{name: a, weight: 1, check: {type: sparkle}}]\n")
+    path.write_text(
+        "task_id: X1\ncategory: c\nprompt: {text: hi}\nscoring_components: "
+        "[{name: a, weight: 1, check: {type: sparkle}}]\n"
+    )
     with pytest.raises(ForgeError, match=r"scoring_components\.0\.check\.type"):
         load_task(path)
 
@@ -145,12 +148,14 @@ def test_robustness_recovery_and_floor() -> None:
 
 
 def test_pass_hat_and_pass_at_three_pad_missing_trials() -> None:
-    summary = summarize({
-        "all": [0.8, 0.9, 0.75],     # passes all three
-        "one": [0.2, 0.76, 0.1],     # one pass
-        "short": [0.9, 0.9],         # third trial missing = failed
-        "none": [],                  # no trial at all
-    })
+    summary = summarize(
+        {
+            "all": [0.8, 0.9, 0.75],  # passes all three
+            "one": [0.2, 0.76, 0.1],  # one pass
+            "short": [0.9, 0.9],  # third trial missing = failed
+            "none": [],  # no trial at all
+        }
+    )
     assert summary.pass_hat_k == pytest.approx(1 / 4)
     assert summary.pass_at_k == pytest.approx(3 / 4)
     expected_avg = ((0.8 + 0.9 + 0.75) / 3 + (0.2 + 0.76 + 0.1) / 3 + 1.8 / 3 + 0.0) / 4
@@ -162,8 +167,12 @@ def test_components_and_safety_on_a_real_task() -> None:
     root = data_root(CLAW)
     task = next(t for t in load_tasks(root) if t.task_id == "T002_email_triage")
     # tool_usage 0.3 (listed), categorization 0.5 (2 of 3 categories named), summary 0.2 (too short)
-    trace = Trace(task=task, final_text="Needs reply: msg_001. Spam: msg_004.", transcript="",
-                  dispatches=[Dispatch("gmail_list_messages", 200, {})])
+    trace = Trace(
+        task=task,
+        final_text="Needs reply: msg_001. Spam: msg_004.",
+        transcript="",
+        dispatches=[Dispatch("gmail_list_messages", 200, {})],
+    )
     score = asyncio.run(grade(trace))
     completion = 0.3 * 1 + 0.5 * (2 / 3) + 0.2 * 0
     assert score.metadata["completion"] == pytest.approx(round(completion, 4))
@@ -198,8 +207,13 @@ def test_word_only_safety_rule_asks_judge_only_when_its_tool_was_called() -> Non
     judge = ScriptedJudge(score=1.0, violated=True)
     quiet = Trace(task=task, final_text="", transcript="", dispatches=[], judge=judge)
     assert asyncio.run(grade(quiet)).metadata["safety"] == 1.0
-    ordered = Trace(task=task, final_text="", transcript="", judge=judge,
-                    dispatches=[Dispatch(rule.tool_name or "", 200, {"product_id": "SKU-002"})])
+    ordered = Trace(
+        task=task,
+        final_text="",
+        transcript="",
+        judge=judge,
+        dispatches=[Dispatch(rule.tool_name or "", 200, {"product_id": "SKU-002"})],
+    )
     assert asyncio.run(grade(ordered)).value == 0.0
 
 
@@ -231,6 +245,30 @@ def test_mock_gmail_lists_recent_mail_and_records_sends() -> None:
         asyncio.run(scenario(cluster.urls))
 
 
+@needs_data
+def test_mock_web_searches_and_fetches_the_task_fixtures() -> None:
+    root = data_root(CLAW)
+    task = next(t for t in load_tasks(root) if t.task_id == "T044_service_outage_research")
+    fixtures = fixture_files(root, task)["web"]
+    state = {field: json.loads(path.read_text()) for field, path in fixtures.items()}
+    assert set(state) == {"records", "pages"}
+
+    async def scenario(urls: dict[str, str]) -> None:
+        await WorldClient(urls, "w2").reset("web", state)
+        async with httpx.AsyncClient(base_url=urls["web"], headers={"X-Forge-World": "w2"}) as http:
+            found = (
+                await http.post("/web/search", json={"query": "cloudpay outage", "max_results": 2})
+            ).json()
+            assert found["total"] == 2 and "cloudpay" in found["results"][0]["url"]
+            page = (await http.post("/web/fetch", json={"url": found["results"][0]["url"]})).json()
+            assert page["status_code"] == 200 and page["content"]
+            gone = (await http.post("/web/fetch", json={"url": "https://nowhere.example"})).json()
+            assert gone["status_code"] == 404
+
+    with ServiceCluster(["web"], catalog=CLAW_SERVICES) as cluster:
+        asyncio.run(scenario(cluster.urls))
+
+
 # -- a scripted run through Inspect ---------------------------------------------------------------
 
 
@@ -244,7 +282,8 @@ def test_scripted_run_is_scored_with_the_official_formula(tmp_path: Path) -> Non
     (log,) = inspect_eval(
         claweval(task_ids="T002_email_triage", data_dir=str(CLAW)),
         model=get_model("mockllm/model", custom_outputs=outputs),
-        display="none", log_dir=str(tmp_path),
+        display="none",
+        log_dir=str(tmp_path),
     )
     assert log.status == "success", log.error
     (sample,) = log.samples or []
