@@ -21,7 +21,12 @@ class Weblab(Benchmark):
     quick_subset = QUICK_SUBSET
 
     def requirements(self) -> list[str]:
-        return browser_requirements()
+        missing = browser_requirements()
+        try:
+            import multipart  # noqa: F401  (the sites' form parsing)
+        except ImportError:
+            missing.append("the weblab sites need python-multipart: pip install 'forge-eval[web]'")
+        return missing
 
     def load(self, data_dir: Path | None = None) -> list[Sample]:
         return select_samples("all")
