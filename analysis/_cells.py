@@ -43,6 +43,16 @@ class CellGrid:
         return np.arange(self.values.shape[1]) < self.counts[:, None]
 
 
+def _check_finite(values: NDArray[np.float64], what: str) -> None:
+    """NaN marks a missing cell; an infinite value is an error upstream, never a cell to average."""
+    infinite = np.isinf(values)
+    if infinite.any():
+        raise UsageError(
+            f"cell table {what} holds {int(infinite.sum())} infinite value(s); cell values must be finite",
+            hint="fix the score or metric that produced them (NaN marks a missing cell)",
+        )
+
+
 def grid_from_frame(frame: pd.DataFrame, *, task: str, seed: str, values: Sequence[str]) -> CellGrid:
     """Pack a long table (one row per task x seed) into a CellGrid.
 
@@ -58,6 +68,7 @@ def grid_from_frame(frame: pd.DataFrame, *, task: str, seed: str, values: Sequen
     numeric = cells[list(values)].apply(pd.to_numeric, errors="coerce")
     if numeric.isna().to_numpy().sum() > cells[list(values)].isna().to_numpy().sum():
         raise UsageError(f"cell table column(s) {list(values)} must be numeric")
+    _check_finite(numeric.to_numpy(dtype=np.float64), f"column(s) {list(values)}")
     cells = cells.assign(**{v: numeric[v] for v in values}).dropna(subset=list(values))
     duplicated = cells.duplicated(subset=[task, seed])
     if duplicated.any():
@@ -79,6 +90,7 @@ def grid_from_array(array: ArrayLike) -> CellGrid:
     matrix = np.asarray(array, dtype=np.float64)
     if matrix.ndim != 2:
         raise UsageError(f"cell array must be 2-D (tasks x seeds), got shape {matrix.shape}")
+    _check_finite(matrix, "cell array")
     present = ~np.isnan(matrix)
     observed_tasks = present.any(axis=1)
     matrix, present = matrix[observed_tasks], present[observed_tasks]

@@ -1,7 +1,8 @@
 """Headline metrics of a run (what results.json holds), each with a two-level bootstrap CI.
 
 Every metric is first reduced to one value per (task, seed) cell from that cell's n trials
-(epochs) and c passes, then averaged over cells, with the interval from a seeded bootstrap over
+(epochs) and c passes, then averaged over each task's seeds and over tasks (the mean over tasks;
+with balanced data the same as the mean over cells), with the interval from a seeded bootstrap over
 tasks and seeds. Errored trials (NaN score) stay in n and count as failures (score 0): an
 attempt that crashed is a failed attempt. Trials that were never run (an interrupted run) are
 simply absent, so a cell with fewer than k trials has no pass@k / pass^k and is left out of
@@ -29,6 +30,9 @@ from forge_eval.analysis._cells import CellGrid, grid_from_frame
 from forge_eval.analysis._passk import pass_at_k, pass_hat_k
 
 _REQUIRED = ("task_id", "seed", "epoch", "score", "passed")
+#: The estimand is the mean over tasks (README): each task weighs the same whatever number of its seeds
+#: finished, so an interrupted or unbalanced run does not tilt the headline toward fuller tasks.
+HEADLINE_STATISTIC = "task_mean"
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,14 @@ def _check_trials(trials: pd.DataFrame, epochs: int) -> None:
         raise UsageError(
             f"trial ({row['task_id']}, seed {row['seed']}) has epoch {row['epoch']}, outside 1..{epochs}",
             hint="pass the run's --epochs; epochs are numbered from 1",
+        )
+    infinite = np.isinf(pd.to_numeric(trials["score"], errors="coerce").to_numpy(dtype=np.float64))
+    if infinite.any():
+        row = trials[infinite].iloc[0]
+        raise UsageError(
+            f"trial ({row['task_id']}, seed {row['seed']}, epoch {row['epoch']}) has score {row['score']}; "
+            "scores must be finite",
+            hint="fix the scorer; an errored trial has score NaN and counts as a failure",
         )
     repeated = trials.duplicated(subset=["task_id", "seed", "epoch"])
     if repeated.any():
@@ -173,7 +185,7 @@ def _without_interval(grid: CellGrid, confidence_level: float) -> list[Bootstrap
     weights = grid.mask.astype(float)
     return [
         BootstrapResult(
-            estimate=float(STATISTICS.get("cell_mean").function(grid.values[:, :, m], weights)),
+            estimate=float(STATISTICS.get(HEADLINE_STATISTIC).function(grid.values[:, :, m], weights)),
             ci_low=math.nan,
             ci_high=math.nan,
             standard_error=math.nan,
@@ -183,7 +195,8 @@ def _without_interval(grid: CellGrid, confidence_level: float) -> list[Bootstrap
             n_tasks=grid.n_tasks,
             n_seeds=grid.n_seeds,
             n_obs=grid.n_obs,
-            estimator="mean over tasks x seeds; no interval: a bootstrap over tasks needs at least 2 tasks",
+            estimator="mean over tasks of per-task means over seeds; no interval: a bootstrap over tasks "
+            "needs at least 2 tasks",
         )
         for m in range(grid.values.shape[2])
     ]
@@ -234,6 +247,7 @@ def summarize_trials(
         else:
             results = bootstrap_grid(
                 grid,
+                statistic=HEADLINE_STATISTIC,
                 method=method,
                 within_task=within_task,
                 n_resamples=n_resamples,

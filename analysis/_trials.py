@@ -11,6 +11,8 @@ import pandas as pd
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from inspect_ai.scorer import value_to_float
 
+from forge_eval._errors import UsageError
+
 TRIAL_COLUMNS = ["task_id", "seed", "epoch", "score", "passed", "error", "log_file"]
 
 _to_float = value_to_float()
@@ -21,12 +23,24 @@ def read_run_logs(log_dir: Path) -> list[EvalLog]:
     return [read_eval_log(info) for info in list_eval_logs(str(log_dir))]
 
 
-def _seed_of(log: EvalLog) -> int:
-    """The run seed of a log: forge-eval passes it as a task argument (one task per seed)."""
-    seed = log.eval.task_args.get("seed")
+def log_seed(log: EvalLog) -> int:
+    """The run seed of a log: forge-eval passes it as a task argument (one task per seed), else the
+    seed of a plain Inspect run (`--seed`: the plan's generate config, or the model's). A log with none
+    is refused: counting it as seed 0 would silently merge it with a real seed-0 run in every per-seed
+    number and in the pairing of two runs."""
+    candidates = (
+        log.eval.task_args.get("seed"),
+        log.plan.config.seed if log.plan else None,
+        log.eval.model_generate_config.seed,
+    )
+    seed = next((c for c in candidates if c is not None), None)
     if seed is None:
-        seed = log.eval.model_generate_config.seed
-    return int(seed) if seed is not None else 0
+        raise UsageError(
+            f"log {log.location or log.eval.task} has no seed (no task argument `seed`, no generate-config "
+            "seed), so its trials cannot be placed in a task x seed cell",
+            hint="analyze runs made by `forge-eval run`, or run Inspect with --seed / -T seed=N",
+        )
+    return int(seed)
 
 
 def trials_table(logs: list[EvalLog], threshold: float, metadata_keys: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -44,7 +58,7 @@ def trials_table(logs: list[EvalLog], threshold: float, metadata_keys: tuple[str
     """
     rows: dict[tuple[str, int, int], dict] = {}
     for log in sorted(logs, key=lambda lg: lg.eval.created):
-        seed = _seed_of(log)
+        seed = log_seed(log)
         for sample in log.samples or []:
             score = math.nan
             if sample.scores:

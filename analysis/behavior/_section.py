@@ -164,7 +164,7 @@ def _group_html(key: str, group: dict[str, Any], data: dict[str, Any]) -> str:
         parts += [
             f"<h4>Compared with {html.escape(str(data['comparison'].get('compared_run', '')))}</h4>",
             "<p>Paired differences on the same tasks and seeds (this run minus the compared run), with "
-            "two-level bootstrap CIs over the paired task × seed cells.</p>",
+            "BCa bootstrap CIs that resample tasks, each keeping its paired task × seed cells.</p>",
             _difference_chart({**diffs, **shell_diffs}, titles, f"behavior-diff-{slug}"),
             _table(rows, ("metric", "difference [95% CI]", "this run vs compared run")),
         ]

@@ -3,7 +3,8 @@
 Every metric is first reduced to one value per (task, seed) cell — the mean over the cell's eligible
 rollouts (epochs) — and the CI comes from `hierarchical_bootstrap` over those cells (tasks, then seeds
 within task). Tool-usage shares use the same cells: a cell's share is its calls of the tool over all its
-calls, so each task × seed weighs the same however many calls its rollouts made.
+calls, so each task × seed weighs the same however many calls its rollouts made. Paired comparisons of two
+runs use `paired_difference`'s scheme (tasks resampled, each keeping its paired cells).
 """
 
 from dataclasses import dataclass
@@ -193,14 +194,16 @@ def summarize_behavior(
 def _paired(
     this: pd.DataFrame, other: pd.DataFrame, n_resamples: int, random_state: int
 ) -> dict[str, Any] | None:
-    """this - other over the cells both runs have; None when fewer than two tasks pair."""
+    """this - other over the cells both runs have; None when fewer than two tasks pair.
+
+    The scheme is `paired_difference`'s own (drawn tasks keep their seeds): pairing cancels the task
+    effect, and resampling seeds again would count their noise twice (over-coverage, wider intervals).
+    """
     a, b = other.dropna(subset=["value"]), this.dropna(subset=["value"])
     both = a.merge(b, on=_CELL, suffixes=("_a", "_b"))
     if both["task_id"].nunique() < 2:
         return None
-    result = paired_difference(
-        a, b, method="bca", within_task="resample", n_resamples=n_resamples, random_state=random_state
-    )
+    result = paired_difference(a, b, method="bca", n_resamples=n_resamples, random_state=random_state)
     return {
         **_interval(result.difference, result.n_paired),
         "this_run": float(both["value_b"].mean()),

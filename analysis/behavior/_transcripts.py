@@ -29,6 +29,7 @@ from inspect_ai.scorer import value_to_float
 from inspect_ai.tool import ToolCall, ToolCallError
 
 from forge_eval._errors import ForgeError
+from forge_eval.analysis._trials import log_seed
 from forge_eval.analysis.behavior._access import access_kind
 from forge_eval.analysis.behavior._gc import gc_paused
 from forge_eval.analysis.behavior._records import RolloutKey, parse_failed, read_parse_verdicts
@@ -322,14 +323,6 @@ def sample_calls(
     return SampleCalls(rows, len(events), last_malformed, records)
 
 
-def _seed(log: EvalLog) -> int:
-    """The run seed: a task argument (one task per seed), else the generate config's seed."""
-    seed = log.eval.task_args.get("seed")
-    if seed is None:
-        seed = log.eval.model_generate_config.seed
-    return int(seed) if seed is not None else 0
-
-
 def _harness(log: EvalLog, default: str | None) -> str:
     return str(
         default or log.eval.task_args.get("harness") or (log.eval.metadata or {}).get("harness") or "react"
@@ -405,7 +398,7 @@ def read_transcripts(
     rollouts: dict[tuple[str, int, int], dict[str, Any]] = {}
     with gc_paused():
         for log in _logs_oldest_first(logs):
-            seed = _seed(log)
+            seed = log_seed(log)
             name = _harness(log, harness)
             rules = rules_for(name)
             for sample in log.samples or []:

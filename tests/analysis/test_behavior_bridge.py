@@ -87,7 +87,7 @@ def bridged_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
         scorer=includes(),
     )
     model = get_model("mockllm/model", custom_outputs=_scripted)
-    [log] = eval(task, model=model, log_dir=str(log_dir), display="none", max_samples=1)
+    [log] = eval(task, model=model, log_dir=str(log_dir), display="none", max_samples=1, seed=0)
     assert log.status == "success", log.error
     return Path(log.location)
 

@@ -37,6 +37,7 @@ def _run(tmp_path: Path, commands: list[str]) -> object:
         model=get_model("mockllm/model", custom_outputs=outputs),
         log_dir=str(tmp_path),
         display="none",
+        seed=0,
     )
     assert log.status == "success", log.error
     return read_transcripts([log])
