@@ -86,20 +86,15 @@ def claude_env(home: Path, base_url: str, key: str, model: str = POLICY_MODEL) -
 
 
 class ClaudeCodeHarness(ExternalHarness):
-    """Args:
-    bare: Run `claude --bare` (3 tools, short system prompt): for small local models.
-    """
-
     name = "claude-code"
     description = f"Anthropic Claude Code {CLAUDE_CODE.version} (claude -p), Messages API through the proxy"
     facts = FACTS
     packages = (CLAUDE_CODE,)
 
-    def __init__(self, bare: bool = False) -> None:
-        self.bare = bare
-
-    def launch(self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path) -> Launch:
-        argv = [str(self.binary(prefix)), *claude_args(prompt, bare=self.bare)]
+    def launch(
+        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool
+    ) -> Launch:
+        argv = [str(self.binary(prefix)), *claude_args(prompt, bare=lean)]
         return Launch(argv, claude_env(workspace.home, proxy.root, proxy.api_key))
 
     def final_answer(self, stdout: str) -> str:

@@ -68,6 +68,22 @@ def codex_args(
     return args
 
 
+#: Lean mode's base instructions, instead of Codex's own 17.7 KB.
+LEAN_INSTRUCTIONS = """\
+You are Codex, a coding agent working in a terminal. Run shell commands with the exec_command tool, look at
+their output, and keep going until the task is done. Then reply with a short final answer in plain text.
+"""
+
+
+def lean_args(instructions: Path) -> list[str]:
+    """Codex with a ~9 KB first request instead of ~40 KB: no multi-agent (11 KB of tool schema), goal,
+    image-generation or sleep tools, and short base instructions (measured on 0.171.0)."""
+    args = []
+    for feature in ("multi_agent", "goals", "image_generation", "sleep_tool"):
+        args += ["--disable", feature]
+    return [*args, "-c", f"model_instructions_file={instructions}"]
+
+
 def codex_env(home: Path, key: str) -> dict[str, str]:
     """`CODEX_HOME` under the private home, and the key in the provider's variable."""
     return {"CODEX_HOME": str(home / ".codex"), KEY_ENV: key}
@@ -79,11 +95,18 @@ class CodexHarness(ExternalHarness):
     facts = FACTS
     packages = (CODEX,)
 
-    def launch(self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path) -> Launch:
+    def launch(
+        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool
+    ) -> Launch:
         env = codex_env(workspace.home, proxy.api_key)
         (workspace.home / ".codex").mkdir(parents=True, exist_ok=True)
-        argv = [str(self.binary(prefix)), *codex_args(proxy.root + "/v1", retries=1), prompt]
-        return Launch(argv, env)
+        args = codex_args(proxy.root + "/v1", retries=1)
+        files = {}
+        if lean:
+            instructions = workspace.root / "codex-instructions.md"
+            files[instructions] = LEAN_INSTRUCTIONS
+            args += lean_args(instructions)
+        return Launch([str(self.binary(prefix)), *args, prompt], env, files)
 
     def final_answer(self, stdout: str) -> str:
         """The text of the last `agent_message` item in the JSONL events."""

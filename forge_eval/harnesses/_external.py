@@ -78,8 +78,11 @@ class ExternalHarness(Harness):
     timeout_s: ClassVar[float] = 900.0
 
     @abstractmethod
-    def launch(self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path) -> Launch:
-        """The command, environment and config files that run `prompt` against `proxy`."""
+    def launch(
+        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool
+    ) -> Launch:
+        """The command, environment and config files that run `prompt` against `proxy` (`lean`: the
+        harness's small-prompt mode, `HarnessSettings.lean`)."""
 
     @abstractmethod
     def final_answer(self, stdout: str) -> str:
@@ -182,7 +185,9 @@ def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt:
                 created = await control.create_rollout(_rollout_fields(rollout_id, state, harness))
                 proxy = ProxyEndpoint(proxy_url + created.base_path, created.api_key)
                 prompt = prompt_for(system_prompt, bridge, state.input_text)
-                launch = harness.launch(prompt=prompt, proxy=proxy, workspace=workspace, prefix=prefix)
+                launch = harness.launch(
+                    prompt=prompt, proxy=proxy, workspace=workspace, prefix=prefix, lean=settings.lean
+                )
                 spec = _sandbox_spec(harness, launch, workspace, prefix, proxy_url, tools_url)
                 result = await _run(spec, settings.sandbox)
                 answer = harness.final_answer(result.stdout)
@@ -196,6 +201,7 @@ def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt:
                 "status": result.status,
                 "exit_code": result.exit_code,
                 "sandboxed": result.sandboxed,
+                "lean": settings.lean,
                 "wall_s": round(result.duration_s, 2),
                 "tool_calls": bridge.calls,
                 "stderr_tail": result.stderr[-2000:],

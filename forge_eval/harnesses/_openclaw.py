@@ -85,11 +85,14 @@ class OpenClawHarness(ExternalHarness):
 
         return SandboxLimits(memory_mb=3072)
 
-    def launch(self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path) -> Launch:
+    def launch(
+        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool
+    ) -> Launch:
         config = workspace.root / "openclaw.json"
         text = json.dumps(openclaw_config(proxy.root + "/v1", proxy.api_key))
         args = openclaw_args(prompt, config, workspace.work, timeout_s=int(self.timeout_s))
-        argv = [str(self.binary(prefix)), *args]
+        # its reduced local-model tool surface (docs/cli/agent.md of the package)
+        argv = [str(self.binary(prefix)), *args, *(["--local-model-lean"] if lean else [])]
         return Launch(argv, openclaw_env(workspace.home, prefix), {config: text})
 
     def final_answer(self, stdout: str) -> str:

@@ -138,8 +138,10 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
             check_endpoint(model.base_url, model.model_args.get("api_key") or _service_key(model))
         roles = _judge_roles(plan, model, stack)
         _claim_run_dir(spec, plan.harness)
-        # harness programs' proxies record every call under the run; sandboxed unless --no-sandbox
-        stack.enter_context(harness_settings(records_dir=spec.out / "records", sandbox=not spec.no_sandbox))
+        # harness programs' proxies record every call under the run; sandboxed unless --no-sandbox; in
+        # their small-prompt mode for the embedded model (its 8k context holds no full harness prompt)
+        settings = harness_settings(spec.out / "records", sandbox=not spec.no_sandbox, lean=model.embedded)
+        stack.enter_context(settings)
         tasks = [plan.benchmark.task(seed=seed, harness=plan.harness, **plan.options) for seed in spec.seeds]
         generate: dict[str, Any] = {"max_retries": _MAX_RETRIES}
         if spec.temperature is not None:
