@@ -46,13 +46,20 @@ class _Absent:
         )
 
     def __getattr__(self, attr: str) -> _Absent:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
         return _Absent(f"{self._name}.{attr}")
 
 
 def _absent_module(name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__path__ = []
-    module.__getattr__ = lambda attr: _Absent(f"{name}.{attr}")  # type: ignore[method-assign]
+    def absent(attr: str) -> _Absent:
+        if attr.startswith("__"):  # module introspection (__file__, __spec__, ...) must see a plain module
+            raise AttributeError(attr)
+        return _Absent(f"{name}.{attr}")
+
+    module.__getattr__ = absent  # type: ignore[method-assign]
     return module
 
 
