@@ -24,6 +24,8 @@ from forge_eval.benchmarks.web.judges._common import (
 
 #: Fara's variant shows the judge the last 30 screenshots.
 LAST_SCREENSHOTS = 30
+#: The text variant's renderings are long (ARIA + OCR, ~1k tokens each): it shows only the last 3.
+TEXT_LAST_SCREENSHOTS = 3
 
 SYSTEM = """\
 You are an evaluator of web browsing agents. You receive a task given to an agent, the agent's final \
@@ -56,14 +58,14 @@ def webvoyager_judge(text: bool = False, ocr: bool = True, last: int = LAST_SCRE
     Args:
         text: Use the text-only variant (ARIA + OCR instead of images; "not comparable").
         ocr: In the text variant, add tesseract's reading of each screenshot.
-        last: How many of the last screenshots the judge sees.
+        last: How many of the last screenshots the judge sees (the text variant: at most 3).
     """
 
     async def score(state: TaskState, target: Target) -> Score:
         trajectory = current_env().trajectory
         model = judge_model()
         view = resolve_view(text, model, ocr)
-        steps = all_steps(trajectory)[-last:]
+        steps = all_steps(trajectory)[-(min(last, TEXT_LAST_SCREENSHOTS) if view.text else last) :]
         content: list = [
             ContentText(
                 text=USER.format(task=trajectory.task, response=trajectory.final_response, n=len(steps))
