@@ -237,3 +237,28 @@ def test_bad_specs_are_usage_errors(tmp_path: Path) -> None:
         run(_wait(_spec(tmp_path, ["/bin/true"], forwards={80: "nowhere"})))
     with pytest.raises(UsageError, match="read-only bind"):
         run(_wait(_spec(tmp_path, ["/bin/true"], ro_binds=[tmp_path / "nope"])))
+
+
+def test_cgroup_v2_files_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """This host has cgroup v1 controllers, so the v2 writer runs here against a directory laid out like
+    a cgroup2 mount (plain files, no kernel): what it enables, creates and writes, and reads OOM kills."""
+    from forge_eval.training.backends import _cgroups
+
+    parent = tmp_path / "forge.slice"
+    parent.mkdir()
+    (parent / "cgroup.controllers").write_text("cpuset cpu io memory hugetlb pids\n")
+    (parent / "cgroup.subtree_control").write_text("memory\n")
+    monkeypatch.setattr(_cgroups, "_mounts", lambda: [(str(tmp_path), "cgroup2", {"rw"})])
+    monkeypatch.setattr(_cgroups, "_own_paths", lambda: {"": "/forge.slice"})
+    group = _cgroups.create(cpus=1.5, memory_mb=256, pids=64, enforce="auto")
+    assert group.version == 2
+    assert group.applied == {"cpu": "cgroup-v2", "memory": "cgroup-v2", "pids": "cgroup-v2"}
+    (child,) = group.dirs
+    assert child.parent == parent and child.name.startswith("forge-sbx-")
+    assert (parent / "cgroup.subtree_control").read_text() == "+cpu +pids"
+    assert (child / "memory.max").read_text() == str(256 * 1024 * 1024)
+    assert (child / "pids.max").read_text() == "64"
+    assert (child / "cpu.max").read_text() == "150000 100000"
+    assert not group.oom_killed()
+    (child / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    assert group.oom_killed()
