@@ -7,6 +7,7 @@ The command posts to a small HTTP server that runs in the sample (so the tools s
 and service world) and is the only thing besides the proxy that the sandbox can reach.
 """
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,19 @@ sys.exit(main(sys.argv[1:]))
 '''
 
 
+def _coerce(tool: ToolDef, args: dict[str, Any]) -> dict[str, Any]:
+    """`key=value` words arrive as strings: convert those the schema types as numbers or booleans."""
+    out = {}
+    for key, value in args.items():
+        param = tool.parameters.properties.get(key)
+        kind = param.type if param is not None else None
+        if isinstance(value, str) and kind in ("integer", "number", "boolean"):
+            with contextlib.suppress(ValueError):  # a bad value stays a string: the tool reports it
+                value = json.loads(value.lower() if kind == "boolean" else value)
+        out[key] = value
+    return out
+
+
 def _signature(tool: ToolDef) -> str:
     properties = tool.parameters.properties
     required = [p for p in properties if p in tool.parameters.required]
@@ -124,7 +138,7 @@ class ToolBridge:
                 return JSONResponse({"error": "arguments must be a JSON object"}, status_code=400)
             self.calls += 1
             try:
-                result = await tool.tool(**args)
+                result = await tool.tool(**_coerce(tool, args))
             except ToolError as e:
                 return JSONResponse({"error": e.message}, status_code=422)
             except TypeError as e:  # missing or unexpected arguments
