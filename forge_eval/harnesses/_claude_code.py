@@ -92,7 +92,7 @@ class ClaudeCodeHarness(ExternalHarness):
     packages = (CLAUDE_CODE,)
 
     def launch(
-        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool
+        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool = False
     ) -> Launch:
         argv = [str(self.binary(prefix)), *claude_args(prompt, bare=lean)]
         return Launch(argv, claude_env(workspace.home, proxy.root, proxy.api_key))

@@ -96,7 +96,7 @@ class CodexHarness(ExternalHarness):
     packages = (CODEX,)
 
     def launch(
-        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool
+        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool = False
     ) -> Launch:
         env = codex_env(workspace.home, proxy.api_key)
         (workspace.home / ".codex").mkdir(parents=True, exist_ok=True)

@@ -79,7 +79,7 @@ class ExternalHarness(Harness):
 
     @abstractmethod
     def launch(
-        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool
+        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool = False
     ) -> Launch:
         """The command, environment and config files that run `prompt` against `proxy` (`lean`: the
         harness's small-prompt mode, `HarnessSettings.lean`)."""

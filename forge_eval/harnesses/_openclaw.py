@@ -86,7 +86,7 @@ class OpenClawHarness(ExternalHarness):
         return SandboxLimits(memory_mb=3072)
 
     def launch(
-        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool
+        self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool = False
     ) -> Launch:
         config = workspace.root / "openclaw.json"
         text = json.dumps(openclaw_config(proxy.root + "/v1", proxy.api_key))
