@@ -1,4 +1,4 @@
-"""The report in a real browser (headless Chromium), when one is installed; skipped otherwise.
+"""The report in a real browser (headless Chromium), when one is installed; skipped with the reason otherwise.
 
 Checks what html.parser cannot: that the inline script runs and sorts the task table.
 """
@@ -15,8 +15,14 @@ from forge_eval.reports import SectionRegistry, build_report
 from tests.reports import _synthetic as syn
 from tests.reports._tree import parse
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (optional)")
+# Debian's headless shell is the lighter binary; the full browser's --headless does the same here.
+_NAMES = ("chromium-headless-shell", "chromium", "chromium-browser")
+CHROMIUM = next((found for name in _NAMES if (found := shutil.which(name))), None)
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="no chromium-headless-shell or chromium on PATH: "
+    "run `bash scripts/setup.d/50-chromium.sh` (CI does)",
+)
 
 
 def _dump_dom(page: Path, profile: Path) -> str:
