@@ -275,7 +275,6 @@ class Sandbox:
         self._killed_as: SandboxStatus | None = None
         self._result: SandboxResult | None = None
         self._finish_lock = asyncio.Lock()
-        self._ended_at: float | None = None
 
     @property
     def pid(self) -> int | None:
