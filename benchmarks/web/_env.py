@@ -181,6 +181,7 @@ class WebEnv:
         self._pages: list[Page] = []
         self._active = 0
         self._crash: str | None = None
+        self._on_disconnect: Any = None
 
     # ----- lifecycle -------------------------------------------------------------------------------
 
@@ -189,7 +190,8 @@ class WebEnv:
         self._session = await BrowserSession.acquire(self.config)
         browser = self._session.browser
         assert browser is not None
-        browser.on("disconnected", lambda _: self._crashed("the browser process exited"))
+        self._on_disconnect = lambda _: self._crashed("the browser process exited")
+        browser.on("disconnected", self._on_disconnect)
         headers = {WORLD_HEADER: self.world} if self.world else None
         async with self._guard():
             self._context = await browser.new_context(
@@ -223,6 +225,8 @@ class WebEnv:
                 log.debug("closing the episode context: %s", e)
             self._context = None
         if self._session is not None:
+            if self._session.browser is not None:
+                self._session.browser.remove_listener("disconnected", self._on_disconnect)
             await self._session.release()
             self._session = None
 
