@@ -28,7 +28,7 @@ def _variants(value: str) -> tuple[str, ...]:
 )
 @click.option("--seeds", default=3, show_default=True, help="Training seeds per variant.")
 @click.option("--seed-base", default=0, show_default=True, help="First seed.")
-@click.option("--steps", default=60, show_default=True, help="GRPO steps per run.")
+@click.option("--steps", default=40, show_default=True, help="GRPO steps per run.")
 @click.option(
     "--policy", default="tiny", show_default=True, help="Policy to train: tiny (from scratch) or smollm2."
 )
@@ -56,8 +56,8 @@ def _variants(value: str) -> tuple[str, ...]:
     help="Proxy records of real harness runs: report each variant's token and advantage shares per role, without training.",
 )
 @click.option("--tasks-per-step", default=4, show_default=True, help="Tasks per GRPO step.")
-@click.option("--group-size", default=8, show_default=True, help="Rollouts per task (GRPO group).")
-@click.option("--lr", default=5e-3, show_default=True, help="Adam learning rate.")
+@click.option("--group-size", default=6, show_default=True, help="Rollouts per task (GRPO group).")
+@click.option("--lr", default=1e-2, show_default=True, help="Adam learning rate.")
 @click.option(
     "--eval-every", default=10, show_default=True, help="Evaluate on the held-out tasks every N steps."
 )

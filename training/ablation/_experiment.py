@@ -60,12 +60,12 @@ class AblationConfig:
     variants: tuple[str, ...] = ("broadcast", "masked", "terminal")
     seeds: int = 3
     seed_base: int = 0
-    steps: int = 60
+    steps: int = 40
     policy: str = "tiny"
     harness: str = HARNESS
     tasks_per_step: int = 4
-    group_size: int = 8
-    lr: float = 5e-3
+    group_size: int = 6
+    lr: float = 1e-2
     eval_every: int = 10
     n_heldout: int = 14
 

@@ -28,8 +28,7 @@ from forge_eval.training.ablation import _slots
 from forge_eval.training.ablation._harness import HARNESS, run_plan_act
 from forge_eval.training.ablation._upstream import PolicyUpstream
 from forge_eval.training.credit import TASK_ROLES
-from forge_eval.training.proxy import ProxyConfig, ServerThread, create_app, read_calls, read_rollout
-from forge_eval.training.proxy._app import create_control_app
+from forge_eval.training.proxy import ProxyConfig, create_app, create_control_app, serve_in_task
 from forge_eval.training.trajectories import Trajectory
 
 RUN_FILE = "run.json"
@@ -43,10 +42,10 @@ class RunConfig:
 
     variant: str
     seed: int
-    steps: int = 60
+    steps: int = 40
     tasks_per_step: int = 4
-    group_size: int = 8
-    lr: float = 5e-3
+    group_size: int = 6
+    lr: float = 1e-2
     eval_every: int = 10
     n_heldout: int = 14
     split_seed: int = 0
@@ -71,81 +70,48 @@ def _import_torch() -> Any:
 
 
 class _Proxy:
-    """The recording proxy in background threads, serving the policy: its data plane (the harness's base
-    URL) and its control plane (rollouts, rewards; admin key) on listeners of their own."""
+    """The recording proxy serving the policy: the data plane (the harness's base URL) on a listener in
+    the run's event loop, the control plane reached in-process (no listener; admin key) from that loop."""
 
     def __init__(self, records: Path, upstream: PolicyUpstream) -> None:
         self.config = ProxyConfig(records_dir=records, secret=secrets.token_hex(16))
-        data = create_app(self.config, upstream)
-        self.data = ServerThread(data).start()
-        self.control = ServerThread(create_control_app(data)).start()
-        self.url = self.data.url
-        self.records = records
-
-    def client(self) -> HttpProxyControl:
-        return HttpProxyControl(self.control.url, str(self.config.admin_key))
-
-    def stop(self) -> None:
-        self.control.stop()
-        self.data.stop()
+        self.app = create_app(self.config, upstream)
+        self.control = HttpProxyControl.in_process(create_control_app(self.app), str(self.config.admin_key))
+        self.url = ""
 
 
 async def _rollout(
-    control: HttpProxyControl,
+    proxy: _Proxy,
     client: aiohttp.ClientSession,
-    url: str,
-    records: Path,
     rollout_id: str,
     task: _slots.SlotTask,
     group: str,
     sampling: dict[str, Any],
     mode: str,
 ) -> Trajectory:
-    created = await control.create_rollout(
-        {
-            "rollout_id": rollout_id,
-            "group_uid": group,
-            "task_id": task.task_id,
-            "harness": HARNESS,
-            "mode": mode,
-            "sampling": sampling,
-        }
-    )
-    outcome = await run_plan_act(client, url + created.base_path, created.api_key, task)
-    await control.report(rollout_id, 0, outcome)
-    # the proxy has written both records when the report is answered: read them from disk (two HTTP
-    # round trips fewer per rollout than GET /rollouts/{id} + /calls), then drop the rollout from memory
-    record = read_rollout(records, rollout_id)
-    calls = read_calls(records, rollout_id)
-    await control.release(rollout_id)
-    if record is None:
-        raise RuntimeError(f"the proxy wrote no rollout record for {rollout_id} under {records}")
+    fields = {"rollout_id": rollout_id, "group_uid": group, "task_id": task.task_id, "harness": HARNESS}
+    created = await proxy.control.create_rollout(fields | {"mode": mode, "sampling": sampling})
+    outcome = await run_plan_act(client, proxy.url + created.base_path, created.api_key, task)
+    await proxy.control.report(rollout_id, 0, outcome)
+    record, calls = await proxy.control.fetch(rollout_id, 0)
+    await proxy.control.release(rollout_id)
     return build_trajectory(record, calls)
 
 
 async def _rollouts(
     proxy: _Proxy, jobs: list[tuple[str, _slots.SlotTask, str, dict[str, Any]]], mode: str
 ) -> list[Trajectory]:
-    """Run `jobs` (rollout id, task, group, sampling), `CONCURRENCY` at a time.
-
-    Bounded because the proxy and the policy share one core: more in flight only adds connections,
-    and the control client's (httpx) pool spends time linear in its open connections on every request.
-    """
-    control = proxy.client()
+    """Run `jobs` (rollout id, task, group, sampling), `CONCURRENCY` at a time (the proxy, the policy and
+    the harness share one core and one event loop: more in flight only adds open connections)."""
     gate = asyncio.Semaphore(CONCURRENCY)
 
-    async def one(
-        client: aiohttp.ClientSession, job: tuple[str, _slots.SlotTask, str, dict[str, Any]]
-    ) -> Trajectory:
+    async def one(client: aiohttp.ClientSession, job: tuple[str, _slots.SlotTask, str, dict[str, Any]]) -> Trajectory:
         async with gate:
-            return await _rollout(control, client, proxy.url, proxy.records, *job, mode)
+            return await _rollout(proxy, client, *job, mode)
 
     # the harness's own HTTP client: aiohttp, as the proxy's upstream client (half httpx's CPU per call)
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as client:
-        try:
-            return await asyncio.gather(*(one(client, job) for job in jobs))
-        finally:
-            await control.aclose()
+        return await asyncio.gather(*(one(client, job) for job in jobs))
 
 
 def _success(t: Trajectory) -> float:
@@ -180,6 +146,27 @@ class Run:
         self.records = out / "records"
         self.state: dict[str, Any] = {"step": 0, "train": [], "eval": [], "seconds": 0.0}
 
+    async def _train(self) -> None:
+        c = self.config
+        proxy = _Proxy(self.records, self.upstream)
+        async with serve_in_task(proxy.app) as url:
+            proxy.url = url
+            try:
+                if not self.state["eval"]:
+                    self.state["eval"].append(await self._evaluate(proxy, 0))
+                    self._save()
+                while self.state["step"] < c.steps:
+                    started = time.perf_counter()
+                    step = self.state["step"]
+                    self.state["train"].append(await self._train_step(proxy, step))
+                    self.state["step"] = step + 1
+                    self.state["seconds"] += time.perf_counter() - started
+                    if self.state["step"] % c.eval_every == 0 or self.state["step"] == c.steps:
+                        self.state["eval"].append(await self._evaluate(proxy, self.state["step"]))
+                        self._save()
+            finally:
+                await proxy.control.aclose()
+
     def _load(self) -> None:
         path = self.out / CHECKPOINT
         if path.exists():
@@ -203,13 +190,13 @@ class Run:
         self.torch.save(blob, tmp)
         os.replace(tmp, self.out / CHECKPOINT)
 
-    def _evaluate(self, proxy: _Proxy, step: int) -> dict[str, Any]:
+    async def _evaluate(self, proxy: _Proxy, step: int) -> dict[str, Any]:
         self.model.eval()
         jobs = [
             (f"eval{step}-{i}", task, f"eval{step}-{task.task_id}", {"temperature": 0.0, "seed": 0})
             for i, task in enumerate(self.heldout)
         ]
-        trajectories = asyncio.run(_rollouts(proxy, jobs, "eval"))
+        trajectories = await _rollouts(proxy, jobs, "eval")
         self._drop_records(jobs)
         per_task = {t.rollout.task_id: _success(t) for t in trajectories}
         return {"step": step, "success": float(np.mean(list(per_task.values()))), "per_task": per_task}
@@ -219,7 +206,7 @@ class Run:
             for rid, *_ in jobs:
                 shutil.rmtree(self.records / rid, ignore_errors=True)
 
-    def _train_step(self, proxy: _Proxy, step: int) -> dict[str, Any]:
+    async def _train_step(self, proxy: _Proxy, step: int) -> dict[str, Any]:
         from forge_eval.training.ablation._model import response_logprobs
 
         torch, c = self.torch, self.config
@@ -230,7 +217,7 @@ class Run:
             for i, task in enumerate(tasks)
             for j in range(c.group_size)
         ]
-        trajectories = asyncio.run(_rollouts(proxy, jobs, "train"))
+        trajectories = await _rollouts(proxy, jobs, "train")
         self._drop_records(jobs)
         batch = build_batch(trajectories, credit=self.credit, merge=False, loss_norm="token")
         roles: Counter[str] = Counter()
@@ -273,25 +260,10 @@ class Run:
         """Train to `steps` (resuming from the checkpoint), evaluating every `eval_every` steps."""
         self.out.mkdir(parents=True, exist_ok=True)
         self._load()
-        c = self.config
-        proxy = _Proxy(self.records, self.upstream)
-        try:
-            if not self.state["eval"]:
-                self.state["eval"].append(self._evaluate(proxy, 0))
-                self._save()
-            while self.state["step"] < c.steps:
-                started = time.perf_counter()
-                step = self.state["step"]
-                self.state["train"].append(self._train_step(proxy, step))
-                self.state["step"] = step + 1
-                self.state["seconds"] += time.perf_counter() - started
-                if self.state["step"] % c.eval_every == 0 or self.state["step"] == c.steps:
-                    self.state["eval"].append(self._evaluate(proxy, self.state["step"]))
-                    self._save()
-        finally:
-            proxy.stop()
+        asyncio.run(self._train())
         from forge_eval.training.ablation._model import weights_hash
 
+        c = self.config
         result = {
             "config": asdict(c),
             "init_hash": self.init_hash,

@@ -67,15 +67,20 @@ class SlotWorld:
         return "ok"
 
     def verify(self) -> tuple[float, bool, dict[str, object]]:
-        """(reward, success, verifier output): the share of slots holding their target value."""
-        wanted = dict.fromkeys(SLOTS, 0) | dict(self.task.targets)
-        right = sum(self.state[s] == wanted[s] for s in SLOTS)
-        success = right == len(SLOTS)
-        return (
-            right / len(SLOTS),
-            success,
-            {"state": dict(self.state), "wanted": wanted, "actions": self.actions},
-        )
+        """(reward, success, verifier output) from the final state alone.
+
+        The reward is the share of target slots holding their value, halved when any other slot was
+        changed; success is all targets right and nothing else touched. A wrong `set` on a target slot
+        costs nothing, so exploring is not punished below doing nothing (which would make answering at
+        once a trap for a policy learning from scratch).
+        """
+        targets = dict(self.task.targets)
+        right = sum(self.state[s] == v for s, v in targets.items())
+        collateral = [s for s in SLOTS if s not in targets and self.state[s] != 0]
+        reward = right / len(targets) * (0.5 if collateral else 1.0)
+        success = right == len(targets) and not collateral
+        output = {"state": dict(self.state), "targets": targets, "collateral": collateral, "actions": self.actions}
+        return reward, success, output
 
 
 def data_order(tasks: list[SlotTask], seed: int, step: int, n: int) -> list[SlotTask]:

@@ -1,0 +1,145 @@
+"""`forge-eval ablate credit`: a short ablation end to end, determinism and resume, bad input, veRL configs.
+
+Everything runs for real: the tiny policy is served through the recording proxy (HTTP data plane, records
+on disk), the plan-act harness talks to it, and the training core rebuilds and credits the rollouts.
+Settings are tiny (a few steps, a few held-out tasks): these tests check the machinery, not the science.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from forge_eval._cli.main import cli
+from forge_eval.training.ablation import RunConfig
+from forge_eval.training.ablation._run import RUN_FILE, Run
+
+pytest.importorskip("torch", reason="torch is installed by scripts/setup.d/40-verl.sh (CI does)")
+
+TINY = ["--steps", "2", "--eval-every", "1", "--heldout", "3", "--tasks-per-step", "2", "--group-size", "3"]
+TINY_RUN = {"steps": 2, "eval_every": 1, "n_heldout": 3, "tasks_per_step": 2, "group_size": 3}
+
+
+def _invoke(*args: str) -> "CliRunner.invoke":
+    return CliRunner().invoke(cli, ["ablate", "credit", *args], catch_exceptions=False)
+
+
+@pytest.mark.slow
+def test_short_ablation_end_to_end_writes_json_and_report(tmp_path):
+    out = tmp_path / "ablation"
+    result = _invoke("--seeds", "2", *TINY, "--jobs", "2", "--resamples", "200", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "ablation.json").read_text())
+    assert list(data["variants"]) == ["broadcast", "masked", "terminal"]
+    for variant in data["variants"].values():
+        curve = variant["curves"]["heldout_success"]
+        assert curve["step"] == [0, 1, 2] and len(curve["mean"]) == 3
+        assert all(lo <= m <= hi for lo, m, hi in zip(curve["low"], curve["mean"], curve["high"], strict=True))
+        final = variant["final_success"]
+        assert final["ci_low"] <= final["estimate"] <= final["ci_high"] and final["n_tasks"] == 3
+        assert final["n_seeds"] == 2
+    assert [(p["a"], p["b"]) for p in data["pairs"]] == [
+        ("broadcast", "masked"),
+        ("broadcast", "terminal"),
+        ("masked", "terminal"),
+    ]
+    assert all(p["final"]["n_paired"] == 6 for p in data["pairs"])  # 3 tasks x 2 seeds
+    assert data["verdict"]["headline"] and len(data["verdict"]["pairs"]) == 3
+    # every variant of a seed starts from the same weights and sees the same data order
+    by_seed: dict[int, set[tuple[str, str]]] = {}
+    for run in data["runs"]:
+        by_seed.setdefault(run["config"]["seed"], set()).add((run["init_hash"], run["data_hash"]))
+    assert all(len(hashes) == 1 for hashes in by_seed.values())
+    assert by_seed[0] != by_seed[1]  # and the seeds differ
+    # each variant trained only the roles it credits
+    roles = {
+        v: _roles_trained(json.loads((out / "runs" / f"{v}-seed0" / RUN_FILE).read_text()))
+        for v in ("broadcast", "masked", "terminal")
+    }
+    assert roles["broadcast"] >= {"planner", "subagent"}
+    assert roles["masked"] <= {"action", "answer"} and roles["terminal"] <= {"action", "answer"}
+    report = (out / "report.html").read_text()
+    for part in ("Verdict", "Paired differences", "Learning curves", "<svg", "broadcast", "terminal"):
+        assert part in report
+    # the same command again resumes: nothing left to train, the same numbers
+    again = _invoke("--seeds", "2", *TINY, "--jobs", "2", "--resamples", "200", "--out", str(out))
+    assert again.exit_code == 0 and "training" not in again.output
+    assert json.loads((out / "ablation.json").read_text())["variants"] == data["variants"]
+    # another ablation pointed at the same directory is refused, naming what differs
+    other = CliRunner().invoke(cli, ["ablate", "credit", "--seeds", "2", *TINY, "--lr", "0.1", "--out", str(out)])
+    assert getattr(other.exception, "exit_code", None) == 2 and "lr" in str(other.exception)
+
+
+def _roles_trained(run: dict) -> set[str]:
+    return {role for m in run["train"] for role in m["trainable_tokens"]}
+
+
+@pytest.mark.slow
+def test_same_seed_same_curve_and_resume_after_interrupt(tmp_path, monkeypatch):
+    config = RunConfig(variant="broadcast", seed=7, **TINY_RUN)
+    first = Run(config, tmp_path / "a").execute()
+    assert any("loss" in m for m in first["train"]), "no step had a reward spread: pick another seed"
+    assert first["final_hash"] != first["init_hash"]
+    assert all(m["logprob_mismatch"] < 1e-4 for m in first["train"] if "logprob_mismatch" in m)
+    assert _roles_trained(first) >= {"planner", "subagent", "action"}
+
+    # interrupted after the checkpoint of step 1, then resumed by a fresh process-like Run
+    original = Run._train_step
+
+    async def crash_at_step_1(self, proxy, step):
+        if step == 1:
+            raise KeyboardInterrupt
+        return await original(self, proxy, step)
+
+    monkeypatch.setattr(Run, "_train_step", crash_at_step_1)
+    with pytest.raises(KeyboardInterrupt):
+        Run(config, tmp_path / "b").execute()
+    assert not (tmp_path / "b" / RUN_FILE).exists()
+    monkeypatch.setattr(Run, "_train_step", original)
+    second = Run(config, tmp_path / "b").execute()
+    for key in ("init_hash", "data_hash", "final_hash", "eval"):
+        assert second[key] == first[key], key
+    assert [m["reward"] for m in second["train"]] == [m["reward"] for m in first["train"]]
+    assert [m.get("loss") for m in second["train"]] == [m.get("loss") for m in first["train"]]
+
+    other_seed = Run(RunConfig(variant="broadcast", seed=8, **TINY_RUN), tmp_path / "c")
+    assert other_seed.init_hash != first["init_hash"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--variants", "broadcast,bogus"], "unknown credit variant 'bogus'. Valid credit variants: broadcast"),
+        (["--policy", "smollm2"], "gguf"),
+        (["--policy", "gpt"], "unknown ablation policy 'gpt'"),
+        (["--harness", "codex"], "unknown ablation harness 'codex'"),
+        (["--group-size", "1"], "at least 2"),
+        (["--variants", "masked,masked"], "distinct"),
+    ],
+)
+def test_bad_settings_are_usage_errors(tmp_path, args, message):
+    result = CliRunner().invoke(cli, ["ablate", "credit", *args, "--out", str(tmp_path / "x")])
+    assert getattr(result.exception, "exit_code", None) == 2
+    assert message in str(result.exception)
+    assert not (tmp_path / "x").exists()  # refused before any work
+
+
+@pytest.mark.verl
+def test_verl_trainer_writes_one_composable_config_per_variant(tmp_path):
+    from hydra import compose, initialize_config_dir
+
+    result = _invoke("--trainer", "verl", "--seeds", "2", "--steps", "100", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    root = tmp_path / "verl"
+    script = (root / "run.sh").read_text()
+    for variant in ("broadcast", "masked", "terminal"):
+        loops = yaml.safe_load((root / f"agent_loops_{variant}.yaml").read_text())
+        assert loops[0]["credit"] == variant
+        assert loops[0]["_target_"] == "forge_eval.training.verl.agent_loop.ForgeProxyAgentLoop"
+        with initialize_config_dir(config_dir=str(root), version_base=None):
+            cfg = compose(config_name=f"grpo_{variant}", overrides=["data.seed=1"])
+        assert cfg.actor_rollout_ref.rollout.agent.agent_loop_config_path == str(root / f"agent_loops_{variant}.yaml")
+        assert cfg.trainer.total_training_steps == 100 and cfg.algorithm.adv_estimator == "grpo"
+        assert script.count(f"--config-name grpo_{variant}") == 2  # one command per seed
