@@ -1,7 +1,7 @@
 """Map the top-level folders onto the single import root `forge_eval`.
 
 pyproject.toml cannot list packages dynamically under a `package-dir` mapping, so the
-sub-packages of each mapped folder are discovered here (DESIGN.md: benchmarks/ analysis/
+sub-packages of each mapped folder are discovered here (benchmarks/ analysis/
 training/ reports/ install as forge_eval.benchmarks etc.).
 """
 

@@ -6,7 +6,7 @@ the proxy's own cost: parsing, keying, the upstream hop, SSE synthesis and the d
 Upstream, proxy and load generator each run in their own process (all on this machine's cores).
 Targets (issue 3): <= 2 ms added p50 latency, >= 500 calls/s on 2 cores.
 Then, the Inspect-model upstream: a call through the proxy into `Model.generate()` (mockllm, inside one
-Inspect sample) against `generate()` called directly (reference/inspect.md: the in-process agent bridge
+Inspect sample) against `generate()` called directly (for scale: Inspect's in-process agent bridge
 costs ~15 ms a call, the sandbox bridge ~2 s).
 Last, memory per live rollout: bytes the proxy retains per call within one rollout (tracemalloc), with the
 request-hash index bounded (now) and unbounded (as before issue 8), side by side in one run.

@@ -1,7 +1,8 @@
 """The record schema shared by the proxy (writer) and the training core (reader).
 
-One `CallRecord` per model call the proxy delivered, one `RolloutRecord` per rollout; fields follow
-reference/rl-training.md §6. Both sides import this module, so the schema lives in one place.
+One `CallRecord` per model call the proxy delivered, one `RolloutRecord` per rollout, with the fields a
+trainer needs (token ids, logprobs, sampling, timing). Both sides import this module, so the schema
+lives in one place.
 Records are stored append-only as JSONL (one `model_dump_json()` per line).
 """
 

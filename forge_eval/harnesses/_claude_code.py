@@ -1,6 +1,6 @@
 """Claude Code: everything forge-eval knows about it (pin, launch, proxy wiring, tagging cues, tool rules).
 
-Facts measured on 2.1.197 (reference/harnesses.md §4): Anthropic Messages over SSE at
+Facts measured on 2.1.197: Anthropic Messages over SSE at
 `$ANTHROPIC_BASE_URL/v1/messages`; the four offline variables stop every DNS query (and the title call);
 as root it accepts `--dangerously-skip-permissions` only with `IS_SANDBOX=1`.
 """

@@ -1,6 +1,6 @@
 """Codex CLI: everything forge-eval knows about it (pin, launch, proxy wiring, tagging cues, tool rules).
 
-Facts measured on 0.171.0 (reference/harnesses.md §3): it speaks only the Responses API over SSE, needs
+Facts measured on 0.171.0: it speaks only the Responses API over SSE, needs
 a custom provider (the built-in one goes to api.openai.com or tries WebSockets), and with the four
 `--disable` flags, analytics and update checks off it makes no DNS query at all.
 """

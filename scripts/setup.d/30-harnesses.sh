@@ -3,7 +3,7 @@
 # project-local npm prefix (.forge-cache/npm, git-ignored; forge-eval installs into the same cache on
 # demand). The pins are read from the harness modules (`python -m forge_eval.harnesses pins`), Node 24
 # first: OpenClaw needs Node >= 24.16 and, under an older Node, npm silently installs an empty placeholder
-# `openclaw@0.0.1` (reference/harnesses.md §1). Idempotent: a package already at its pin is skipped.
+# `openclaw@0.0.1`. Idempotent: a package already at its pin is skipped.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 

@@ -32,7 +32,7 @@ def binary(name: str) -> Path:
 
 
 def isolated_env(run: Path, **extra: str) -> dict[str, str]:
-    """A private HOME and temp dir per run (reference/harnesses.md: per-run isolation)."""
+    """A private HOME and temp dir per run, so harness runs never share state."""
     home, tmp = run / "home", run / "tmp"
     home.mkdir(parents=True, exist_ok=True)
     tmp.mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """The `kubernetes` rollout backend against the kmock Kubernetes API emulator (real HTTP, official client).
 
-No kube-apiserver or kubelet can run here (reference/runtime.md §6): kmock stores objects and serves
+No kube-apiserver or kubelet can run here: kmock stores objects and serves
 create / read / list / patch / delete, but schedules nothing, so these tests play the kubelet by patching
 pod status (Running, Succeeded, Failed with DeadlineExceeded / Evicted / OOMKilled ...) and configure the
 pod-log endpoint (kmock would answer it with the pod's JSON). It also ignores label selectors, which is why

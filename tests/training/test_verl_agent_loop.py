@@ -1,7 +1,8 @@
-"""ForgeProxyAgentLoop on CPU against a recorded Claude Code rollout (no GPU, no vLLM, no sandbox).
+"""ForgeProxyAgentLoop on CPU against a hand-built Claude Code-shaped rollout (no GPU, no vLLM, no sandbox).
 
-The proxy is a test double serving recorded call records; the backend is `InProcessTestBackend`, whose
-"harness" coroutine returns the verifier's outcome. Marked `verl`: it imports veRL's AgentLoop classes.
+The proxy is a test double serving the hand-built call records of `tests/training/traffic.py`; the
+backend is `InProcessTestBackend`, whose "harness" coroutine returns the verifier's outcome. Marked
+`verl`: it imports veRL's AgentLoop classes.
 """
 
 import asyncio
@@ -21,7 +22,7 @@ CONFIGS = Path(__file__).parents[2] / "training" / "configs"
 
 
 class RecordedProxy:
-    """TEST DOUBLE of the proxy control plane: serves one recorded rollout's calls."""
+    """TEST DOUBLE of the proxy control plane: serves one hand-built rollout's calls."""
 
     def __init__(self, calls: list[CallRecord]) -> None:
         self.calls = calls

@@ -1,4 +1,4 @@
-"""Hand-built call records shaped like the recorded traffic of real harnesses (reference/harnesses.md).
+"""Hand-built call records shaped like the recorded traffic of real harnesses.
 
 Token ids come from a toy word-level tokenizer that renders a conversation the way a chat template does
 (role marker, words, end marker), so consecutive calls of one conversation share exact token prefixes, as

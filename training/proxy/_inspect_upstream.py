@@ -3,7 +3,7 @@
 Calls go through `Model.generate()`, which records the event in the transcript of the sample whose
 context the call runs in: serve the proxy from inside the sample (`serve_in_task`) so that its request
 handlers inherit that context. This is the in-process path (~15 ms/call in Inspect's own bridge,
-reference/inspect.md §6) rather than the sandbox bridge's ~2 s file-polling.
+measured) rather than the sandbox bridge's ~2 s file-polling.
 """
 
 import json
