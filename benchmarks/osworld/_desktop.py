@@ -159,6 +159,9 @@ class LocalDesktop:
             "SAL_USE_VCLPLUGIN": "gtk3",
             "GTK_MODULES": "gail:atk-bridge",
             "NO_AT_BRIDGE": "0",
+            # Qt apps (VLC) expose their widgets only when asked to.
+            "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
+            "QT_ACCESSIBILITY": "1",
             "PYTHONPATH": self._copy_site(),
         }
         self._wait_for_display()
