@@ -192,8 +192,10 @@ class _FixedUpstream:
         return None
 
 
-def memory_per_call(calls: int, bounded: bool) -> tuple[float, int]:
-    """Bytes retained per call within one live rollout, and the request-index size at the end."""
+def retained_memory(calls: int, bounded: bool) -> tuple[int, int]:
+    """Bytes the proxy's code retains over `calls` calls within one live rollout (blocks allocated under
+    training/proxy, still alive after gc: the client's own allocations are left out), and the
+    request-index size at the end."""
     import gc
     import tracemalloc
 
@@ -203,7 +205,7 @@ def memory_per_call(calls: int, bounded: bool) -> tuple[float, int]:
     cap = _rollouts.RECENT_REQUESTS
     _rollouts.RECENT_REQUESTS = cap if bounded else 10**12
 
-    async def run() -> tuple[float, int]:
+    async def run() -> tuple[int, int]:
         with tempfile.TemporaryDirectory() as records:
             app = create_app(ProxyConfig(records_dir=records, secret=SECRET), _FixedUpstream())
             state, _ = app.state.proxy.rollouts.add(RolloutRecord(rollout_id="mem"))
@@ -217,15 +219,18 @@ def memory_per_call(calls: int, bounded: bool) -> tuple[float, int]:
                 for i in range(200):  # warm-up: caches, first-use allocations
                     await call(i)
                 gc.collect()
-                tracemalloc.start()
-                before = tracemalloc.get_traced_memory()[0]
+                tracemalloc.start(64)  # deep tracebacks: attribute each block to the proxy or not
+                before = tracemalloc.take_snapshot()
                 for i in range(200, 200 + calls):
                     await call(i)
                 gc.collect()
-                after = tracemalloc.get_traced_memory()[0]
+                after = tracemalloc.take_snapshot()
                 tracemalloc.stop()
+                proxy_only = [tracemalloc.Filter(True, "*/training/proxy/*", all_frames=True)]
+                kept = after.filter_traces(proxy_only)
+                grown = kept.compare_to(before.filter_traces(proxy_only), "lineno")
                 app.state.proxy.writer.close()
-                return (after - before) / calls, len(state.calls_by_hash)
+                return sum(s.size_diff for s in grown), len(state.calls_by_hash)
 
     try:
         return asyncio.run(run())
@@ -306,13 +311,14 @@ def main() -> None:
         f"Inspect upstream (mockllm, p50 of 50 calls): generate() {direct_ms:.2f} ms, through the proxy "
         f"{proxy_ms:.2f} ms (+{proxy_ms - direct_ms:.2f} ms, each call a ModelEvent)"
     )
-    print("memory retained per call within one live rollout (tracemalloc, after gc):")
-    for calls in (1000, 4000):
-        now, index_now = memory_per_call(calls, bounded=True)
-        unbounded, index_before = memory_per_call(calls, bounded=False)
+    print("memory the proxy retains within one live rollout (tracemalloc, after gc):")
+    for calls in (300, 1200):
+        now, index_now = retained_memory(calls, bounded=True)
+        unbounded, index_before = retained_memory(calls, bounded=False)
         print(
-            f"  {calls:>5} calls: bounded index {now:>7.1f} B/call ({index_now} entries) | "
-            f"unbounded index (before) {unbounded:>7.1f} B/call ({index_before} entries)"
+            f"  {calls:>5} calls: bounded index {now / 1024:>6.1f} KiB ({now / calls:>5.1f} B/call, "
+            f"{index_now} entries) | unbounded (before) {unbounded / 1024:>6.1f} KiB "
+            f"({unbounded / calls:>5.1f} B/call, {index_before} entries)"
         )
 
 

@@ -62,10 +62,13 @@ def _lone_surrogate(body: Any) -> str | None:
     return None
 
 
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # one decoder, not one per request
+
+
 def loads_json(raw: bytes) -> Any:
     """Strict JSON (see the module doc); `BadRequest` (400) names what is wrong."""
     try:
-        value = json.loads(raw, parse_constant=_no_constant)
+        value = _DECODER.decode(raw.decode(json.detect_encoding(raw), "surrogatepass"))
     except RecursionError:
         raise BadRequest("request body is nested too deeply to parse; flatten it") from None
     except (ValueError, UnicodeDecodeError) as e:
