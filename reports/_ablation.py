@@ -1,7 +1,7 @@
 """The credit ablation's report: `DIR/report.html` from `DIR/ablation.json` and/or `DIR/replay.json`.
 
-Same page style as a run's report (its CSS and table script, `svg_figure` charts, `Section`s), but its
-own page frame, because an ablation is not a benchmark run (no results.json, no trials).
+The page shell of every forge-eval report (`_page.document`), `svg_figure` charts and `Section`s; its
+own sections, because an ablation is not a benchmark run (no results.json, no trials).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from forge_eval import __version__
 from forge_eval._errors import ForgeError
 from forge_eval.reports._format import esc, interval, percent
-from forge_eval.reports._page import _CSS, _SCRIPT
+from forge_eval.reports._page import document
 from forge_eval.reports._sections import Section
 from forge_eval.reports._svg import svg_figure
 
@@ -62,7 +62,8 @@ def _nats(value: float | None) -> str:
 
 
 def _ci(d: dict[str, Any]) -> str:
-    return f'<td class="num">{percent(d["estimate"])}</td><td class="num">{interval(d["ci_low"], d["ci_high"])}</td>'
+    low_high = interval(d["ci_low"], d["ci_high"])
+    return f'<td class="num">{percent(d["estimate"])}</td><td class="num">{low_high}</td>'
 
 
 def _points(d: dict[str, Any]) -> str:
@@ -97,23 +98,27 @@ def _ablation_sections(data: dict[str, Any]) -> list[Section]:
             "<th>95% CI</th><th>area under the curve</th><th>95% CI</th><th>per seed (final)</th>"
             "<th>internal-call surprisal (nats)</th><th>s/step</th></tr></thead>"
             f"<tbody>{rows}</tbody></table>"
-            f'<p class="muted">Greedy success on held-out tasks. {estimator}. Area under the curve: mean success '
+            f'<p class="muted">Greedy success on held-out tasks. {estimator}. Area under the curve: '
+            "mean success "
             "over the checkpoints after step 0. Internal-call surprisal: mean -logprob of the planner and "
-            "subagent tokens sampled in the last 5 training steps (uniform over the 12 filler words: 2.48); it "
+            "subagent tokens sampled in the last 5 training steps (uniform over the 12 filler "
+            "words: 2.48); it "
             "falls when a variant trains those calls.</p>",
         )
     )
     if data["pairs"]:
         pair_rows = "".join(
             f"<tr><th>{esc(p['b'])} − {esc(p['a'])}</th>{_points(p['final'])}{_points(p['auc'])}"
-            f'<td>{"yes" if p["seeds_agree"] else "no"}</td><td class="num">{p["final"]["n_paired"]}</td></tr>'
+            f"<td>{'yes' if p['seeds_agree'] else 'no'}</td><td "
+            f'class="num">{p["final"]["n_paired"]}</td></tr>'
             for p in data["pairs"]
         )
         sections.append(
             Section(
                 "Paired differences",
                 '<table class="sortable"><thead><tr><th>difference</th><th>final (points)</th><th>95% CI</th>'
-                "<th>area under the curve (points)</th><th>95% CI</th><th>all seeds same sign</th><th>cells</th>"
+                "<th>area under the curve (points)</th><th>95% CI</th><th>all seeds same "
+                "sign</th><th>cells</th>"
                 f"</tr></thead><tbody>{pair_rows}</tbody></table>"
                 f'<p class="muted">{esc(data["pairs"][0]["final"]["estimator"])}.</p>',
             )
@@ -137,12 +142,16 @@ def _ablation_sections(data: dict[str, Any]) -> list[Section]:
     sections.append(
         Section(
             "Runs and settings",
-            f'<table class="meta"><tbody>{config}<tr><th>command</th><td><code>{esc(data.get("command") or "")}</code>'
-            f"</td></tr><tr><th>held-out tasks</th><td>{esc(', '.join(data['heldout_tasks']))}</td></tr></tbody></table>"
-            "<p>Every variant of a seed starts from the same weights and sees the same tasks in the same order "
+            f'<table class="meta"><tbody>{config}<tr><th>command</th>'
+            f"<td><code>{esc(data.get('command') or '')}</code></td></tr>"
+            f"<tr><th>held-out tasks</th><td>{esc(', '.join(data['heldout_tasks']))}</td></tr>"
+            "</tbody></table>"
+            "<p>Every variant of a seed starts from the same weights and sees the same tasks in the "
+            "same order "
             "(equal hashes below).</p>"
             '<table class="sortable"><thead><tr><th>variant</th><th>seed</th><th>initial weights</th>'
-            f"<th>data order</th><th>final weights</th><th>s/step</th></tr></thead><tbody>{runs}</tbody></table>",
+            f"<th>data order</th><th>final "
+            f"weights</th><th>s/step</th></tr></thead><tbody>{runs}</tbody></table>",
         )
     )
     return sections
@@ -182,8 +191,10 @@ def _replay_sections(data: dict[str, Any]) -> list[Section]:
         sections.append(
             Section(
                 f"Replay: {harness}",
-                f"<p>{h['n_rollouts']} rollouts used (discarded: {dropped}); calls per role: {calls or 'none'}.</p>"
-                '<div class="scroll"><table><thead><tr><th>variant</th><th>share of</th><th>trainable / all</th>'
+                f"<p>{h['n_rollouts']} rollouts used (discarded: {dropped}); calls per role: "
+                f"{calls or 'none'}.</p>"
+                '<div class="scroll"><table><thead><tr><th>variant</th><th>share '
+                "of</th><th>trainable / all</th>"
                 f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>",
                 anchor=f"replay-{harness}",
             )
@@ -210,20 +221,14 @@ def build_ablation_report(out: Path) -> Path:
             f"{out} has neither ablation.json nor replay.json", hint="run `forge-eval ablate credit` first"
         )
     heading = " + ".join(title)
-    contents = "".join(f'<li><a href="#{esc(s.id)}">{esc(s.title)}</a></li>' for s in sections)
-    body = "".join(f'<section id="{esc(s.id)}"><h2>{esc(s.title)}</h2>{s.html}</section>' for s in sections)
-    document = (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(heading)} — forge-eval report</title><style>{_CSS}</style></head><body>"
-        f'<header><h1>{esc(heading.capitalize())}</h1><p class="subtitle">Does Eq. (1)\'s broadcast credit '
-        "matter? broadcast (every call learns), masked (only calls that act on the environment), terminal "
-        "(only the final call).</p></header>"
-        f'<nav aria-label="Contents"><ul>{contents}</ul></nav><main>{body}</main>'
-        f"<footer>Generated by forge-eval {esc(__version__)}.</footer><script>{_SCRIPT}</script></body></html>\n"
+    header = (
+        f"<h1>{esc(heading.capitalize())}</h1><p class=\"subtitle\">Does Eq. (1)'s broadcast credit matter? "
+        "broadcast (every call learns), masked (only calls that act on the environment), terminal (only the "
+        "final call).</p>"
     )
+    html = document(heading, header, sections, f"forge-eval {__version__}")
     target = out / ABLATION_REPORT
     partial = target.with_name(f".{ABLATION_REPORT}.tmp")
-    partial.write_text(document, encoding="utf-8")
+    partial.write_text(html, encoding="utf-8")
     partial.replace(target)
     return target

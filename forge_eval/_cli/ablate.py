@@ -53,7 +53,8 @@ def _variants(value: str) -> tuple[str, ...]:
     "replay_dir",
     type=click.Path(path_type=Path),
     default=None,
-    help="Proxy records of real harness runs: report each variant's token and advantage shares per role, without training.",
+    help="Proxy records of real harness runs: report each variant's token and advantage shares per "
+    "role, without training.",
 )
 @click.option("--tasks-per-step", default=4, show_default=True, help="Tasks per GRPO step.")
 @click.option("--group-size", default=6, show_default=True, help="Rollouts per task (GRPO group).")

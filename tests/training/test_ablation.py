@@ -6,7 +6,6 @@ Settings are tiny (a few steps, a few held-out tasks): these tests check the mac
 """
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml
@@ -36,7 +35,9 @@ def test_short_ablation_end_to_end_writes_json_and_report(tmp_path):
     for variant in data["variants"].values():
         curve = variant["curves"]["heldout_success"]
         assert curve["step"] == [0, 1, 2] and len(curve["mean"]) == 3
-        assert all(lo <= m <= hi for lo, m, hi in zip(curve["low"], curve["mean"], curve["high"], strict=True))
+        assert all(
+            lo <= m <= hi for lo, m, hi in zip(curve["low"], curve["mean"], curve["high"], strict=True)
+        )
         final = variant["final_success"]
         assert final["ci_low"] <= final["estimate"] <= final["ci_high"] and final["n_tasks"] == 3
         assert final["n_seeds"] == 2
@@ -68,7 +69,9 @@ def test_short_ablation_end_to_end_writes_json_and_report(tmp_path):
     assert again.exit_code == 0 and "training" not in again.output
     assert json.loads((out / "ablation.json").read_text())["variants"] == data["variants"]
     # another ablation pointed at the same directory is refused, naming what differs
-    other = CliRunner().invoke(cli, ["ablate", "credit", "--seeds", "2", *TINY, "--lr", "0.1", "--out", str(out)])
+    other = CliRunner().invoke(
+        cli, ["ablate", "credit", "--seeds", "2", *TINY, "--lr", "0.1", "--out", str(out)]
+    )
     assert getattr(other.exception, "exit_code", None) == 2 and "lr" in str(other.exception)
 
 
@@ -111,7 +114,10 @@ def test_same_seed_same_curve_and_resume_after_interrupt(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--variants", "broadcast,bogus"], "unknown credit variant 'bogus'. Valid credit variants: broadcast"),
+        (
+            ["--variants", "broadcast,bogus"],
+            "unknown credit variant 'bogus'. Valid credit variants: broadcast",
+        ),
         (["--policy", "smollm2"], "gguf"),
         (["--policy", "gpt"], "unknown ablation policy 'gpt'"),
         (["--harness", "codex"], "unknown ablation harness 'codex'"),
@@ -140,6 +146,8 @@ def test_verl_trainer_writes_one_composable_config_per_variant(tmp_path):
         assert loops[0]["_target_"] == "forge_eval.training.verl.agent_loop.ForgeProxyAgentLoop"
         with initialize_config_dir(config_dir=str(root), version_base=None):
             cfg = compose(config_name=f"grpo_{variant}", overrides=["data.seed=1"])
-        assert cfg.actor_rollout_ref.rollout.agent.agent_loop_config_path == str(root / f"agent_loops_{variant}.yaml")
+        assert cfg.actor_rollout_ref.rollout.agent.agent_loop_config_path == str(
+            root / f"agent_loops_{variant}.yaml"
+        )
         assert cfg.trainer.total_training_steps == 100 and cfg.algorithm.adv_estimator == "grpo"
         assert script.count(f"--config-name grpo_{variant}") == 2  # one command per seed

@@ -17,7 +17,13 @@ from forge_eval._cli.main import cli
 from forge_eval.training._proxy_control import HttpProxyControl
 from forge_eval.training.ablation import replay
 from forge_eval.training.backends import RolloutOutcome
-from forge_eval.training.proxy import ProxyConfig, ScriptedUpstream, create_app, create_control_app, serve_in_thread
+from forge_eval.training.proxy import (
+    ProxyConfig,
+    ScriptedUpstream,
+    create_app,
+    create_control_app,
+    serve_in_thread,
+)
 from tests.proxy._harnesses import binary, claude_args, codex_args, isolated_env, run_harness
 
 pytestmark = pytest.mark.e2e
@@ -116,5 +122,7 @@ def test_replay_cli_writes_json_and_report(records, tmp_path):
 
 
 def test_replay_of_a_directory_without_records_is_a_usage_error(tmp_path):
-    result = CliRunner().invoke(cli, ["ablate", "credit", "--replay", str(tmp_path), "--out", str(tmp_path / "o")])
+    result = CliRunner().invoke(
+        cli, ["ablate", "credit", "--replay", str(tmp_path), "--out", str(tmp_path / "o")]
+    )
     assert getattr(result.exception, "exit_code", None) == 2 and "no rollout records" in str(result.exception)

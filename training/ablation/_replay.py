@@ -39,7 +39,10 @@ def load_trajectories(records: Path) -> list[Trajectory]:
     if not trajectories:
         raise UsageError(
             f"no rollout records under {records}",
-            hint="the directory must hold <rollout>/<attempt>/calls.jsonl and rollout.json as the proxy writes them",
+            hint=(
+                "the directory must hold <rollout>/<attempt>/calls.jsonl and rollout.json as the proxy "
+                "writes them"
+            ),
         )
     return trajectories
 
@@ -117,7 +120,8 @@ def _variant_shares(
     else:
         out["advantage_share"] = None
         out["advantage_note"] = (
-            "no rollout has a non-zero GRPO advantage (rewards missing, groups of one, or equal rewards in every "
+            "no rollout has a non-zero GRPO advantage (rewards missing, groups of one, or equal "
+            "rewards in every "
             "group), so there is no advantage mass to split"
         )
     return out

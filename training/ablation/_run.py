@@ -105,7 +105,9 @@ async def _rollouts(
     the harness share one core and one event loop: more in flight only adds open connections)."""
     gate = asyncio.Semaphore(CONCURRENCY)
 
-    async def one(client: aiohttp.ClientSession, job: tuple[str, _slots.SlotTask, str, dict[str, Any]]) -> Trajectory:
+    async def one(
+        client: aiohttp.ClientSession, job: tuple[str, _slots.SlotTask, str, dict[str, Any]]
+    ) -> Trajectory:
         async with gate:
             return await _rollout(proxy, client, *job, mode)
 

@@ -79,7 +79,12 @@ class SlotWorld:
         collateral = [s for s in SLOTS if s not in targets and self.state[s] != 0]
         reward = right / len(targets) * (0.5 if collateral else 1.0)
         success = right == len(targets) and not collateral
-        output = {"state": dict(self.state), "targets": targets, "collateral": collateral, "actions": self.actions}
+        output = {
+            "state": dict(self.state),
+            "targets": targets,
+            "collateral": collateral,
+            "actions": self.actions,
+        }
         return reward, success, output
 
 

@@ -1,4 +1,4 @@
-"""From the runs of an ablation to its statistics: curves, final success with CIs, paired differences, verdict.
+"""An ablation's statistics from its runs: curves, final success with CIs, paired differences, verdict.
 
 Cells are (held-out task, seed): a task's greedy success after training with that seed. Intervals come
 from the project's two-level bootstrap (`forge_eval.analysis`), paired differences from
@@ -123,7 +123,8 @@ def summarize(
     else:
         headline = "The data cannot tell the variants apart at this scale."
     caveat = (
-        f"Cells are {n_tasks} held-out tasks x {n_seeds} training seeds; the bootstrap resamples tasks and the "
+        f"Cells are {n_tasks} held-out tasks x {n_seeds} training seeds; the bootstrap resamples "
+        "tasks and the "
         "seeds within them, so with few seeds the run-to-run variance of training is only partly in the "
         "intervals: check that the per-seed values agree before trusting a small difference."
     )

@@ -47,8 +47,8 @@ def write_verl_configs(
         }
         path = root / f"grpo_{variant}.yaml"
         path.write_text(
-            f"# credit ablation, variant {variant}: training/configs/grpo_gpu.yaml with the {variant} agent loop\n"
-            + yaml.safe_dump(config, sort_keys=False)
+            f"# credit ablation, variant {variant}: training/configs/grpo_gpu.yaml with the "
+            f"{variant} agent loop\n" + yaml.safe_dump(config, sort_keys=False)
         )
         written.append(path)
         for seed in seeds:
@@ -69,8 +69,10 @@ def write_verl_configs(
             )
     script = root / "run.sh"
     script.write_text(
-        "#!/bin/sh\n# GPU only. Before: export the tasks (forge_eval.training.verl.export_parquet) for harness "
-        f"{harness}, start the recording proxy and export FORGE_PROXY_ADMIN_KEY (training/configs/README.md).\n"
+        "#!/bin/sh\n# GPU only. Before: export the tasks (forge_eval.training.verl.export_parquet) "
+        "for harness "
+        f"{harness}, start the recording proxy and export FORGE_PROXY_ADMIN_KEY "
+        "(training/configs/README.md).\n"
         "set -e\n" + "\n".join(lines) + "\n"
     )
     script.chmod(0o755)
