@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 
 from forge_eval._errors import UsageError
-from forge_eval.training.advantages import grpo_advantages
+from forge_eval.training.advantages import Singletons, grpo_advantages
 from forge_eval.training.credit import CallCredit, CreditVariant
 from forge_eval.training.failures import DiscardReport, discard_reason
 from forge_eval.training.records import RoleTag
@@ -141,9 +141,14 @@ def build_batch(
     merge: bool = True,
     norm_by_std: bool = True,
     min_group_size: int = 2,
+    singletons: Singletons = "drop",
     loss_norm: LossNorm = "token",
 ) -> TrainingBatch:
-    """Apply the failure policy, GRPO over surviving rollouts per group, credit, and build the rows."""
+    """Apply the failure policy, GRPO over surviving rollouts per group, credit, and build the rows.
+
+    `singletons="raw"` keeps a group left with one survivor the way veRL's V1 trainer does (its raw
+    reward as advantage, see `forge_eval.training.advantages`); the default drops it.
+    """
     stats = BatchStats()
     survivors: list[Trajectory] = []
     for t in trajectories:
@@ -159,6 +164,7 @@ def build_batch(
         [group_key(t) for t in survivors],
         norm_by_std=norm_by_std,
         min_group_size=min_group_size,
+        singletons=singletons,
     )
     stats.groups_kept, stats.groups_dropped = grpo.groups_kept, grpo.groups_dropped
     stats.rollouts_in_dropped_groups = grpo.rollouts_dropped

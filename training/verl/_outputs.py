@@ -4,6 +4,10 @@ The V1 trainer computes GRPO itself from the rollout's last output and broadcast
 outputs, scaled by each output's response mask (reference rl-training.md §1.6). So the credit variant acts
 here through the masks alone; the rows with no trainable token are left out, which also guarantees that the
 last output is trainable (a masked last output would zero the whole rollout's advantage).
+Each rollout is returned on its own, so nothing here can drop a task group that the failure policy left
+with one survivor: V1's GRPO then gives that rollout mean 0 / std 1, i.e. its raw reward as advantage.
+`forge_eval.training.build_batch(..., singletons="raw")` reproduces this; its default drops such groups.
+Keep `rollout.n` large enough that lone survivors stay rare.
 """
 
 from typing import Any
