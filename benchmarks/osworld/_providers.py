@@ -27,7 +27,6 @@ from forge_eval._registry import Registry
 from forge_eval.benchmarks.osworld._controller import Controller
 from forge_eval.benchmarks.osworld._desktop import LocalDesktop, missing_programs
 from forge_eval.benchmarks.osworld._home import provision
-from forge_eval.benchmarks.osworld.install import desktop_site
 
 DOCKER_DIR = Path(__file__).with_name("docker")
 IMAGE = "localhost/forge-eval-osworld-desktop:1"
@@ -77,6 +76,8 @@ class LocalProvider(Provider):
         return missing
 
     def start(self, apps: set[str]) -> Session:
+        from forge_eval.benchmarks.osworld.install import desktop_site
+
         desktop = LocalDesktop(site_dir=desktop_site(), sandbox=self.sandbox).start()
         controller: Controller | None = None
         try:

@@ -26,5 +26,11 @@ else
   echo "desktop packages already installed"
 fi
 
-# OSWorld's evaluators: the same pins as `pip install 'forge-eval[osworld]'` (pyproject.toml).
-"$VENV/bin/python" -m forge_eval.benchmarks.osworld.install --quiet
+# OSWorld's evaluators (desktop-env --no-deps + the `osworld` extra) and the desktop's pyautogui.
+SITE="${FORGE_CACHE_DIR:-$HOME/.cache/forge-eval}/osworld-desktop-site"
+if "$VENV/bin/python" -c 'import desktop_env, openpyxl, pptx, docx, cv2, skimage, formulas, gymnasium' 2>/dev/null \
+    && [[ -d "$SITE/pyautogui" ]]; then
+  echo "OSWorld checkers already installed"
+else
+  "$VENV/bin/python" -m forge_eval.benchmarks.osworld.install --quiet
+fi

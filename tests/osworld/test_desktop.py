@@ -78,3 +78,24 @@ def test_install_pins_match_the_osworld_extra() -> None:
 
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     assert sorted(pyproject["project"]["optional-dependencies"]["osworld"]) == sorted(CHECKER_PACKAGES)
+
+
+def test_sandboxed_desktop_has_no_network(desktop_ready: None) -> None:
+    import shutil
+
+    from forge_eval.benchmarks.osworld import Controller, LocalDesktop
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap not installed (scripts/setup.d/60-desktop.sh)")
+    desktop = LocalDesktop(sandbox=True).start()
+    controller = Controller(desktop).start()
+    try:
+        probe = f"import socket; socket.create_connection(('127.0.0.1', {controller.port}), timeout=5)"
+        blocked = desktop.run(["python3", "-c", probe], timeout=30)
+        assert blocked.returncode != 0 and b"Connection refused" in blocked.stderr
+        shown = desktop.run(["xdpyinfo"], timeout=30)  # the display is still reachable
+        assert shown.returncode == 0, shown.stderr
+    finally:
+        controller.stop()
+        desktop.stop()
+    assert not os.path.exists("/home/user")

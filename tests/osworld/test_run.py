@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.model import ModelOutput, get_model
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from tests.osworld._oracles import ORACLES
 
@@ -28,9 +28,10 @@ def test_scripted_agent_through_inspect(osworld_root: Path, desktop_ready: None,
         "The setting is saved.\nDONE",
         "A VLC feature that does not exist cannot be enabled.\nFAIL",
     ]
-    model = get_model(
-        "mockllm/model", custom_outputs=[ModelOutput.from_content("mockllm/model", r) for r in replies]
-    )
+    outputs = [ModelOutput.from_content("mockllm/model", r) for r in replies]
+    for output in outputs:  # without usage, mockllm counts tokens with tiktoken, which downloads a file
+        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+    model = get_model("mockllm/model", custom_outputs=outputs)
     task = osworld(
         task_ids=f"{VLC_TASK},{INFEASIBLE_TASK}", data_dir=str(osworld_root), max_steps=3, pause=0.3
     )
