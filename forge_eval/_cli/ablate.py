@@ -58,7 +58,7 @@ def _variants(value: str) -> tuple[str, ...]:
 )
 @click.option("--tasks-per-step", default=4, show_default=True, help="Tasks per GRPO step.")
 @click.option("--group-size", default=6, show_default=True, help="Rollouts per task (GRPO group).")
-@click.option("--lr", default=1e-2, show_default=True, help="Adam learning rate.")
+@click.option("--lr", default=3e-3, show_default=True, help="Adam learning rate.")
 @click.option(
     "--eval-every", default=10, show_default=True, help="Evaluate on the held-out tasks every N steps."
 )

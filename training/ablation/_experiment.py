@@ -65,7 +65,7 @@ class AblationConfig:
     harness: str = HARNESS
     tasks_per_step: int = 4
     group_size: int = 6
-    lr: float = 1e-2
+    lr: float = 3e-3
     eval_every: int = 10
     n_heldout: int = 14
 

@@ -110,8 +110,11 @@ async def run_plan_act(
     note = (_arguments(note_turn) or ("", {}))[1].get("note", "")
     main.append({"role": "user", "content": f"note {note}"})
     answer_text = None
-    for _ in range(MAX_ACTION_CALLS):
-        turn = await _chat(client, url, api_key, {"model": "policy", "messages": main, "tools": [SET_TOOL]})
+    for turn_number in range(MAX_ACTION_CALLS):
+        body = {"model": "policy", "messages": main, "tools": [SET_TOOL]}
+        if turn_number == 0:  # the first turn must act (a harness may force tool use, as tool_choice allows)
+            body["tool_choice"] = "required"
+        turn = await _chat(client, url, api_key, body)
         main.append(turn)
         call = _arguments(turn)
         if call is None:

@@ -45,7 +45,7 @@ class RunConfig:
     steps: int = 40
     tasks_per_step: int = 4
     group_size: int = 6
-    lr: float = 1e-2
+    lr: float = 3e-3
     eval_every: int = 10
     n_heldout: int = 14
     split_seed: int = 0
@@ -221,7 +221,10 @@ class Run:
         ]
         trajectories = await _rollouts(proxy, jobs, "train")
         self._drop_records(jobs)
-        batch = build_batch(trajectories, credit=self.credit, merge=False, loss_norm="token")
+        # "rollout": every rollout weighs the same; with per-token weights, a failing long rollout pushes its
+        # many action tokens down harder than a rollout that answers at once, and the policy collapses onto
+        # answering at once (seen with loss_norm="token")
+        batch = build_batch(trajectories, credit=self.credit, merge=False, loss_norm="rollout")
         roles: Counter[str] = Counter()
         for row in batch.rows:
             roles[row.roles[0]] += int(row.response_mask.sum())
@@ -240,7 +243,7 @@ class Run:
             logps = response_logprobs(
                 self.model, [r.prompt_ids.tolist() for r in rows], [r.response_ids.tolist() for r in rows]
             )
-            weights = sum(float(r.loss_weights.sum()) for r in batch.rows)
+            weights = len({r.rollout_id for r in batch.rows})  # per-rollout weights sum to 1 each
             loss = (
                 -sum(
                     (torch.from_numpy(r.advantages * r.loss_weights) * lp).sum()
