@@ -154,17 +154,18 @@ class MetricSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (NaN becomes None: JSON has no NaN)."""
+        return json_ready(asdict(self))
 
-        def clean(value: Any) -> Any:
-            if isinstance(value, float) and not np.isfinite(value):
-                return None
-            if isinstance(value, list):
-                return [clean(v) for v in value]
-            if isinstance(value, dict):
-                return {k: clean(v) for k, v in value.items()}
-            return value
 
-        return {key: clean(value) for key, value in asdict(self).items()}
+def json_ready(value: Any) -> Any:
+    """`value` with every NaN or infinite float replaced by None, recursively (JSON has no NaN)."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, list | tuple):
+        return [json_ready(v) for v in value]
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    return value
 
 
 def _per_seed(cells: pd.DataFrame, names: list[str]) -> dict[str, list[dict[str, float]]]:

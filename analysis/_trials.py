@@ -8,12 +8,13 @@ import math
 from pathlib import Path
 
 import pandas as pd
+from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from inspect_ai.scorer import value_to_float
 
 from forge_eval._errors import UsageError
 
-TRIAL_COLUMNS = ["task_id", "seed", "epoch", "score", "passed", "error", "log_file"]
+TRIAL_COLUMNS = ["task_id", "seed", "epoch", "score", "passed", "error", "model_turns", "log_file"]
 
 _to_float = value_to_float()
 
@@ -21,6 +22,15 @@ _to_float = value_to_float()
 def read_run_logs(log_dir: Path) -> list[EvalLog]:
     """All eval logs under `log_dir`, newest first (Inspect's own listing order)."""
     return [read_eval_log(info) for info in list_eval_logs(str(log_dir))]
+
+
+def is_agent_turn(event: object) -> bool:
+    """A model call of the agent: judges and graders (events with a `role`) and failed calls are not.
+
+    With a bridged harness every call it makes through the proxy is such an event, harness-internal
+    calls (titles, planners, subagents) included.
+    """
+    return isinstance(event, ModelEvent) and not event.role and not event.error and bool(event.output.choices)
 
 
 def log_seed(log: EvalLog) -> int:
@@ -53,8 +63,9 @@ def trials_table(logs: list[EvalLog], threshold: float, metadata_keys: tuple[str
         metadata_keys: Sample metadata fields to copy into columns (e.g. difficulty, category).
 
     Returns:
-        Columns `task_id, seed, epoch, score, passed, error, log_file` plus `metadata_keys`;
-        `score` is NaN for a trial that errored or was not scored (it then counts as not passed).
+        Columns `task_id, seed, epoch, score, passed, error, model_turns, log_file` plus
+        `metadata_keys`; `score` is NaN for a trial that errored or was not scored (it then counts as
+        not passed); `model_turns` counts the agent's model calls (`is_agent_turn`), for step budgets.
     """
     rows: dict[tuple[str, int, int], dict] = {}
     for log in sorted(logs, key=lambda lg: lg.eval.created):
@@ -74,6 +85,7 @@ def trials_table(logs: list[EvalLog], threshold: float, metadata_keys: tuple[str
                 "score": score,
                 "passed": bool(not math.isnan(score) and score >= threshold),
                 "error": error,
+                "model_turns": sum(1 for event in sample.events if is_agent_turn(event)),
                 "log_file": Path(log.location).name if log.location else "",
             }
             for key in metadata_keys:

@@ -37,6 +37,7 @@ Entry points are loaded on first use of the registry, after the sections registe
 """
 
 from forge_eval.reports._build import REPORT_FILE, build_report
+from forge_eval.reports._compare import COMPARE_REPORT, build_compare_report
 from forge_eval.reports._results import (
     JudgeInfo,
     MetricResult,
@@ -52,6 +53,8 @@ from forge_eval.reports._sections import REPORT_SECTIONS, Section, SectionFn, Se
 from forge_eval.reports._svg import svg_figure
 
 __all__ = [
+    "COMPARE_REPORT",
+    "build_compare_report",
     "REPORT_FILE",
     "REPORT_SECTIONS",
     "JudgeInfo",

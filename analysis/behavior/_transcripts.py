@@ -29,7 +29,7 @@ from inspect_ai.scorer import value_to_float
 from inspect_ai.tool import ToolCall, ToolCallError
 
 from forge_eval._errors import ForgeError
-from forge_eval.analysis._trials import log_seed
+from forge_eval.analysis._trials import is_agent_turn, log_seed
 from forge_eval.analysis.behavior._access import access_kind
 from forge_eval.analysis.behavior._gc import gc_paused
 from forge_eval.analysis.behavior._records import RolloutKey, parse_failed, read_parse_verdicts
@@ -274,11 +274,6 @@ class SampleCalls:
     records: str
 
 
-def _agent_turn(event: Any) -> bool:
-    """A model call of the agent: judges and graders (events with a `role`) and failed calls are not."""
-    return isinstance(event, ModelEvent) and not event.role and not event.error and bool(event.output.choices)
-
-
 def sample_calls(
     sample: EvalSample,
     key: dict[str, Any],
@@ -299,7 +294,7 @@ def sample_calls(
     services = list((sample.metadata or {}).get("services") or [])
     attachments = _Attachments(sample.attachments)
     results = _results(sample, attachments)
-    events = [e for e in sample.events if _agent_turn(e)]
+    events = [e for e in sample.events if is_agent_turn(e)]
     records = ""
     verdicts = [False] * len(events)
     if parse_verdicts is not None:

@@ -14,6 +14,7 @@ from forge_eval._errors import ForgeError
 COMMANDS: dict[str, str] = {
     "run": "forge_eval._cli.run:run",
     "analyze": "forge_eval._cli.analyze:analyze",
+    "compare": "forge_eval._cli.compare:compare",
     "list": "forge_eval._cli.listing:list_command",
     "report": "forge_eval._cli.report:report",
     "proxy": "forge_eval._cli.proxy:proxy",
