@@ -8,6 +8,7 @@ MolmoWeb JSON actions; `browser_tools()` exposes them to Inspect agents; every s
 
 from forge_eval.benchmarks.services._app import WORLD_HEADER
 from forge_eval.benchmarks.web._actions import ACTIONS, Action, ActionError, ActionSpec, parse_action
+from forge_eval.benchmarks.web._agent import web_agent
 from forge_eval.benchmarks.web._binding import bind_env, current_env, unbind_env
 from forge_eval.benchmarks.web._config import (
     EXECUTABLE_ENV,
@@ -47,6 +48,7 @@ __all__ = [
     "parse_action",
     "require_playwright",
     "unbind_env",
+    "web_agent",
 ]
 
 

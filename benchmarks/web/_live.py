@@ -20,9 +20,9 @@ from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval._errors import UsageError
+from forge_eval.benchmarks.web._agent import web_agent
 from forge_eval.benchmarks.web._config import BrowserConfig
 from forge_eval.benchmarks.web._episode import close_episode, open_episode
-from forge_eval.benchmarks.web._tools import browser_tools
 from forge_eval.harnesses import HARNESSES
 
 #: Hosts probed to decide whether the live web is reachable (any one answering is enough).
@@ -110,12 +110,11 @@ def live_web_task(
                 f"none of the selected {name} tasks is on a site weblab clones",
                 hint=f"cloned hosts: {', '.join(sorted(clones))}",
             )
-    chosen = HARNESSES.get(harness)
-    options = {"observation": observation} if harness == "molmoweb" else {}
+    HARNESSES.get(harness)  # unknown names fail here, before any sample runs
     return Task(
         dataset=MemoryDataset(samples, name=name),
         setup=live_setup(max_steps, local_clones),
-        solver=chosen.solver(tools=browser_tools(), system_prompt=LIVE_SYSTEM_PROMPT, **options),
+        solver=web_agent(harness, LIVE_SYSTEM_PROMPT, observation),
         scorer=judge,
         cleanup=close_episode,
         config=GenerateConfig(seed=seed, max_tokens=max_tokens),

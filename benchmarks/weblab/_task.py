@@ -13,7 +13,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval._errors import UnknownNameError, UsageError
 from forge_eval.benchmarks.services import WORLD_HEADER, ServiceCluster
-from forge_eval.benchmarks.web import BrowserConfig, browser_tools, close_episode, current_env, open_episode
+from forge_eval.benchmarks.web import BrowserConfig, close_episode, current_env, open_episode, web_agent
 from forge_eval.benchmarks.weblab._checks import verify
 from forge_eval.benchmarks.weblab._sites import SITES
 from forge_eval.benchmarks.weblab._tasks import TASKS, WebTask
@@ -101,13 +101,6 @@ def weblab_setup(max_steps: int = DEFAULT_MAX_STEPS) -> Solver:
     return solve
 
 
-@solver
-def weblab_agent(harness: str = "molmoweb", options: dict[str, Any] | None = None) -> Solver:
-    """The harness's solver with the browser tools (tool-calling harnesses) or the episode (molmoweb)."""
-    chosen = HARNESSES.get(harness)
-    return chosen.solver(tools=browser_tools(), system_prompt=SYSTEM_PROMPT, **(options or {}))
-
-
 async def site_state(site: str, world: str) -> dict[str, Any]:
     """The site's `/__state` for one world (what action tasks are checked against)."""
     url = sites().url(site) + "/__state"
@@ -167,11 +160,11 @@ def weblab(
     from forge_eval.benchmarks.web.judges import judge_scorers
 
     samples = select_samples(subset, task_ids)
-    options = {"observation": observation} if harness == "molmoweb" else {}
+    HARNESSES.get(harness)  # unknown names fail here, before any sample runs
     return Task(
         dataset=MemoryDataset(samples, name="weblab"),
         setup=weblab_setup(max_steps),
-        solver=weblab_agent(harness, options),
+        solver=web_agent(harness, SYSTEM_PROMPT, observation),
         scorer=[weblab_verifier(), *judge_scorers(judges)],
         cleanup=close_episode,
         config=GenerateConfig(seed=seed, max_tokens=max_tokens),

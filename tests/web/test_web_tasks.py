@@ -149,3 +149,28 @@ def test_live_web_benchmarks_refuse_to_run_offline(tmp_path: Path) -> None:
     with pytest.raises(LiveWebUnavailableError, match="online_mind2web runs on the live web") as caught:
         BENCHMARKS.get("online_mind2web").requirements()
     assert caught.value.exit_code == 2
+
+
+def test_react_harness_drives_the_browser_through_inspect_tools(tmp_path: Path) -> None:
+    from tests.web._scripted import USAGE
+
+    calls = [
+        ModelOutput.for_tool_call(
+            "mockllm", "browser_goto", {"url": "https://dictionary.lexicon.test/define/procrastinate"}
+        ),
+        ModelOutput.for_tool_call("mockllm", "browser_send_msg_to_user", {"msg": "verb"}),
+        ModelOutput.for_tool_call("mockllm", "submit", {"answer": "verb"}),
+    ]
+    for call in calls:
+        call.usage = USAGE
+    agent = get_model("mockllm/model", custom_outputs=calls)
+    (log,) = inspect_eval(
+        weblab(task_ids="dict-pos", harness="react"), model=agent, log_dir=str(tmp_path), display="none"
+    )
+    assert log.status == "success", log.error
+    sample = (log.samples or [])[0]
+    assert sample.scores["weblab_verifier"].value == 1.0
+    assert sample.metadata["observation"] == "screenshot"
+    tool_results = [m for m in sample.messages if m.role == "tool"]
+    assert "url: https://dictionary.lexicon.test/define/procrastinate" in tool_results[0].text
+    assert any(c.type == "image" for c in tool_results[0].content if not isinstance(c, str))

@@ -1,0 +1,35 @@
+"""A web benchmark sample's agent: the molmoweb loop, or any tool-calling harness with browser tools."""
+
+from __future__ import annotations
+
+from inspect_ai.model import get_model
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from forge_eval.benchmarks.web._binding import current_env
+from forge_eval.benchmarks.web._tools import browser_tools
+
+
+@solver
+def web_agent(harness: str = "molmoweb", system_prompt: str = "", observation: str = "auto") -> Solver:
+    """Run `harness` on the sample's browser episode.
+
+    Tool-calling harnesses get one tool per browser action; for text-only models (the embedded ones, or
+    `observation="text"`) the tool results carry the element list instead of the screenshot.
+    """
+    # Imported here: the harnesses package imports the molmoweb harness, which imports this package.
+    from forge_eval.harnesses import HARNESSES
+    from forge_eval.harnesses.molmoweb import is_text_only
+
+    chosen = HARNESSES.get(harness)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if harness == "molmoweb":
+            inner = chosen.solver(tools=[], system_prompt=system_prompt, observation=observation)
+        else:
+            text = observation == "text" or (observation == "auto" and is_text_only(str(get_model())))
+            current_env().elements = text
+            state.metadata["observation"] = "text" if text else "screenshot"
+            inner = chosen.solver(tools=browser_tools(screenshot=not text), system_prompt=system_prompt)
+        return await inner(state, generate)
+
+    return solve
