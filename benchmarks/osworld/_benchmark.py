@@ -25,6 +25,12 @@ class OSWorld(Benchmark):
     # One trial, execution-based scores in [0, 1] (a few metrics are graded), no judge.
     official = OfficialSettings(trials=1, pass_threshold=1.0, graded=True)
     accepts_data_dir = True
+    #: --quick: fast-starting local tasks (VLC settings, one infeasible) for a pipeline check.
+    quick_subset = (
+        "9195653c-f4aa-453d-aa95-787f6ccfaae9",
+        "215dfd39-f493-4bc3-a027-8a97d72c61bf",
+        "cb130f0d-d36f-4302-9838-b3baf46139b6",
+    )
 
     def requirements(self) -> list[str]:
         from forge_eval.benchmarks.osworld._evaluators import INSTALL_HINT, desktop_env
