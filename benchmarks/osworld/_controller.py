@@ -40,13 +40,18 @@ def _result(proc: Any) -> dict[str, Any]:
     }
 
 
+def _home_path(text: str) -> str:
+    """`~` is the desktop user's home (/home/user), not the home of whoever runs the controller."""
+    return HOME + text[1:] if text == "~" or text.startswith("~/") else text
+
+
 def _command(payload: dict[str, Any]) -> tuple[list[str] | str, bool]:
     command = payload.get("command", "")
     shell = bool(payload.get("shell", False))
     if isinstance(command, str) and not shell:
         command = shlex.split(command)
     if isinstance(command, list):
-        command = [os.path.expanduser(c).replace("~", HOME, 1) if c.startswith("~") else c for c in command]
+        command = [_home_path(c) for c in command]
     return command, shell
 
 
@@ -174,7 +179,7 @@ class Controller:
         return PlainTextResponse("launched")
 
     async def _open_file(self, request: Request) -> Response:
-        path = os.path.expanduser(str((await request.json()).get("path", ""))).replace("~", HOME, 1)
+        path = _home_path(str((await request.json()).get("path", "")))
         if not os.path.exists(path):
             return PlainTextResponse(f"file not found: {path}", status_code=404)
         self.desktop.popen(["xdg-open", path])

@@ -70,11 +70,7 @@ def absent_modules() -> frozenset[str]:
 
 
 def _install_placeholders() -> None:
-    absent = absent_modules()
-    for name in list(sys.modules):
-        if name.split(".")[0] in absent and not isinstance(sys.modules[name], types.ModuleType):
-            del sys.modules[name]
-    for root in absent:
+    for root in absent_modules():
         for sub in ("", ".auth", ".drive", ".pdf"):
             sys.modules.setdefault(root + sub, _absent_module(root + sub))
 

@@ -9,7 +9,7 @@ the score. The desktop is stopped in the task's cleanup, whatever happened.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,6 @@ class Episode:
     env: Any
     action_space: str
     observation_type: str
-    actions: list[Any] = field(default_factory=list)
 
     @property
     def screen_size(self) -> tuple[int, int]:
@@ -62,7 +61,6 @@ class Episode:
         return Observation(screenshot=screenshot, a11y_tree=tree)
 
     async def act(self, action: Any) -> None:
-        self.actions.append(action)
         await anyio.to_thread.run_sync(self.env.step, action)
 
 
