@@ -15,7 +15,7 @@ from inspect_ai.dataset import Sample
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
-from forge_eval.benchmarks.mcpatlas._data import load_file, task_file
+from forge_eval.benchmarks.mcpatlas._data import AtlasTask, load_file, task_file
 from forge_eval.benchmarks.mcpatlas._judge import OFFICIAL_JUDGE, PROMPT_SHA256
 from forge_eval.benchmarks.mcpatlas._scoring import PASS_THRESHOLD
 from forge_eval.benchmarks.mcpatlas._servers import paper_subset, skip_reason
@@ -39,7 +39,7 @@ class McpAtlas(Benchmark):
         paper_source="OpenForgeRL (arXiv 2607.21557), MCP-Atlas 89-task subset after RL (22.5 -> 28.1)",
     )
 
-    def _tasks(self, data_dir: Path | None, subset: str = "paper"):
+    def _tasks(self, data_dir: Path | None, subset: str = "paper") -> list[AtlasTask]:
         tasks = load_file(task_file(data_dir))
         if subset not in ("paper", "all"):
             raise ForgeError(
