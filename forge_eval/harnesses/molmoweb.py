@@ -39,7 +39,7 @@ from forge_eval.models import EMBEDDED_MODELS
 #: Text history the model sees (MolmoWeb's CLI default).
 MAX_PAST_STEPS = 10
 #: Characters of the ARIA snapshot shown to text-only models (every prompt token costs time on CPU).
-TEXT_PAGE_CHARS = 2500
+TEXT_PAGE_CHARS = 1200
 _XY_KEYS = (("x", "y"), ("from_x", "from_y"), ("to_x", "to_y"))
 
 FACTS = HarnessFacts(name="molmoweb", tagging=TaggingCues(aux_without_tools=False))
