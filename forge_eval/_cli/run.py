@@ -66,6 +66,13 @@ from forge_eval._cli._options import parse_key_values
     help="Run harness programs (codex, claude-code, openclaw) directly on this host, without the local "
     "sandbox: unisolated, for debugging only.",
 )
+@click.option(
+    "--step-budget",
+    "step_budget",
+    default=None,
+    metavar="N[,M...]",
+    help="Also report every metric as if each trajectory were cut at N model turns (budgets.json, report).",
+)
 @click.option("-T", "task_args", multiple=True, metavar="KEY=VALUE", help="Task argument of the benchmark.")
 def run(
     benchmark: str,
@@ -85,10 +92,14 @@ def run(
     data_dir: Path | None,
     deterministic: bool,
     no_sandbox: bool,
+    step_budget: str | None,
     task_args: tuple[str, ...],
 ) -> None:
     """Run BENCHMARK over several seeds; resumable: re-run the same command to finish an interrupted run."""
+    from forge_eval.analysis import parse_budgets
     from forge_eval.runner import RunSpec, execute, plan_run
+
+    budgets = parse_budgets(step_budget) if step_budget else ()
 
     spec = RunSpec(
         benchmark=benchmark,
@@ -120,12 +131,31 @@ def run(
     for note in plan.notes:
         click.echo(note)
     result = execute(plan)
+    if budgets:
+        write_step_budgets(result.out, budgets)
     print_headline(result.results, result.out, result.report)
     if quick or limit:
         click.echo(
             f"\nThis was a subset. The full benchmark: forge-eval run {benchmark} --seeds 5 "
             "--epochs 3 --out runs/" + benchmark + "-full"
         )
+
+
+def write_step_budgets(run_dir: Path, budgets: tuple[int, ...]) -> None:
+    """Write run_dir/budgets.json, rebuild the report with its section, and print success per budget."""
+    import json
+
+    from forge_eval.analysis import write_budgets
+    from forge_eval.reports import build_report
+
+    data = json.loads(write_budgets(run_dir, budgets).read_text())
+    for point in data["budgets"]:
+        m = point["metrics"]["success_rate"]
+        click.echo(
+            f"success at {point['budget']:>4} model turns: {_percent(m['estimate'])}% "
+            f"[{_percent(m['ci_low'])}, {_percent(m['ci_high'])}]"
+        )
+    build_report(run_dir)
 
 
 def _percent(value: float | None, spec: str = ".1f") -> str:

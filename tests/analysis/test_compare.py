@@ -189,3 +189,14 @@ def test_cli_writes_json_and_report_and_refuses_bad_input(tmp_path: Path) -> Non
             args,
             bad.stderr,
         )
+
+
+def test_report_step_budget_adds_the_section(tmp_path: Path) -> None:
+    run = _run(tmp_path / "a", {("t1", 0): (1.0, 1), ("t2", 0): (1.0, 3), ("t3", 0): (0.0, 2)})
+    cli = [sys.executable, "-m", "forge_eval._cli.main", "report", str(run), "--step-budget", "1,3"]
+    done = subprocess.run(cli, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "success at    1 model turns: 33.3%" in done.stdout
+    assert "success at    3 model turns: 66.7%" in done.stdout
+    html = (run / "report.html").read_text()
+    assert 'id="step-budgets"' in html and "Model turns per trial: median 2.0" in html
