@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import uuid4
 
+import anyio
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageAssistant, GenerateConfig, ModelOutput, get_model
 from inspect_ai.model._generate_config import active_generate_config
@@ -189,7 +190,12 @@ def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt:
                     prompt=prompt, proxy=proxy, workspace=workspace, prefix=prefix, lean=settings.lean
                 )
                 spec = _sandbox_spec(harness, launch, workspace, prefix, proxy_url, tools_url)
-                result = await _run(spec, settings.sandbox)
+                try:
+                    result = await _run(spec, settings.sandbox)
+                except anyio.get_cancelled_exc_class():  # the sample's time limit: the sandbox is gone
+                    with anyio.CancelScope(shield=True):
+                        await control.report(rollout_id, 0, RolloutOutcome("timeout"))
+                    raise
                 answer = harness.final_answer(result.stdout)
                 outcome = RolloutOutcome(result.status, exit_code=result.exit_code, answer=answer)
                 await control.report(rollout_id, 0, outcome)
