@@ -12,9 +12,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
+import tempfile
 import types
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from forge_eval._errors import ForgeError
@@ -75,6 +78,18 @@ def _install_placeholders() -> None:
             sys.modules.setdefault(root + sub, _absent_module(root + sub))
 
 
+def _no_proxy_pool() -> None:
+    """Give OSWorld's proxy pool an empty list: its settings (a paid proxy service) are not public data.
+
+    Without one it prints a file-not-found message at import; tasks that need the proxy are skipped.
+    """
+    if "PROXY_CONFIG_FILE" not in os.environ:
+        empty = Path(tempfile.gettempdir()) / "forge-osworld-no-proxies.json"
+        if not empty.exists():
+            empty.write_text("[]")
+        os.environ["PROXY_CONFIG_FILE"] = str(empty)
+
+
 @cache
 def desktop_env() -> types.SimpleNamespace:
     """`desktop_env`'s getters, metrics, controllers and DesktopEnv class; a clear error when missing."""
@@ -84,6 +99,7 @@ def desktop_env() -> types.SimpleNamespace:
             hint=INSTALL_HINT,
         )
     _install_placeholders()
+    _no_proxy_pool()
     try:
         getters = importlib.import_module("desktop_env.evaluators.getters")
         metrics = importlib.import_module("desktop_env.evaluators.metrics")
