@@ -293,3 +293,20 @@ def test_scripted_run_is_scored_with_the_official_formula(tmp_path: Path) -> Non
     assert score.value == task_score(0.8, 1.0, 1.0) == 0.84
     assert score.metadata["tool_calls"] == 2 and score.metadata["judge"]["comparable"] is False
     assert sample.messages[0].role == "system" and "running inside OpenClaw" in sample.messages[0].text
+
+
+@needs_data
+def test_loop_stops_at_max_turns_without_a_submit_tool(tmp_path: Path) -> None:
+    def always_list(*args: Any) -> ModelOutput:
+        return _out(ModelOutput.for_tool_call("mockllm", "gmail_list_messages", {}))
+
+    (log,) = inspect_eval(
+        claweval(task_ids="T002_email_triage", data_dir=str(CLAW), max_turns=2),
+        model=get_model("mockllm/model", custom_outputs=always_list),
+        display="none", log_dir=str(tmp_path),
+    )
+    (sample,) = log.samples or []
+    assistant = [m for m in sample.messages if m.role == "assistant"]
+    assert len(assistant) == 2 and all(m.tool_calls for m in assistant)
+    score = sample.scores["claweval_scorer"]
+    assert score.metadata["tool_calls"] == 2 and score.metadata["components"]["summary_quality"] == 0.0
