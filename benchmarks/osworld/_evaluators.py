@@ -16,6 +16,7 @@ import os
 import sys
 import tempfile
 import types
+import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -101,11 +102,14 @@ def desktop_env() -> types.SimpleNamespace:
     _install_placeholders()
     _no_proxy_pool()
     try:
-        getters = importlib.import_module("desktop_env.evaluators.getters")
-        metrics = importlib.import_module("desktop_env.evaluators.metrics")
-        python = importlib.import_module("desktop_env.controllers.python")
-        setup = importlib.import_module("desktop_env.controllers.setup")
-        core = importlib.import_module("desktop_env.desktop_env")
+        with warnings.catch_warnings():  # deprecation notices of PyMuPDF/PyPDF2 aimed at OSWorld's code
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            getters = importlib.import_module("desktop_env.evaluators.getters")
+            metrics = importlib.import_module("desktop_env.evaluators.metrics")
+            python = importlib.import_module("desktop_env.controllers.python")
+            setup = importlib.import_module("desktop_env.controllers.setup")
+            core = importlib.import_module("desktop_env.desktop_env")
     except ImportError as exc:
         raise ForgeError(
             f"OSWorld's checkers cannot be imported: {exc}",
