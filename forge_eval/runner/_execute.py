@@ -78,7 +78,8 @@ def _previous_seeds(spec: RunSpec, harness: str) -> list[int]:
     previous = json.loads(marker.read_text())
     before = previous.get("identity", {})
     identity = _identity(spec, harness)
-    changed = sorted(k for k in identity if before.get(k) != identity[k])
+    # A key an older forge-eval did not record cannot tell two runs apart: only recorded keys count.
+    changed = sorted(k for k in identity if k in before and before[k] != identity[k])
     if changed:
         raise UsageError(
             f"{spec.out} already holds a different run (differs in: {', '.join(changed)})",

@@ -90,7 +90,7 @@ def test_unreachable_endpoint_fails_fast_with_one_line(tmp_path):
     )
     assert done.returncode == 1, done.stderr
     error_lines = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-    assert len(error_lines) == 1
+    assert len(error_lines) == 1, done.stderr
     assert error_lines[0].startswith(f"error: --model-base-url http://127.0.0.1:{port}/v1 does not answer")
     assert "Traceback" not in done.stderr
     assert not out.exists()
