@@ -293,6 +293,8 @@ class WebEnv:
         if host in self.config.host_map:
             local = self.config.host_map[host].rstrip("/") + (parts.path or "/")
             local += f"?{parts.query}" if parts.query else ""
+            # Redirects are followed here (a fulfilled 303 ends on Chromium's error page): after a form
+            # post the address bar keeps the post's URL while the page shows where it led.
             response = await route.fetch(url=local)
             await route.fulfill(response=response)
         elif parts.scheme in ("http", "https") and not self.config.host_allowed(host):
