@@ -20,6 +20,7 @@ from forge_eval.training.backends import RolloutOutcome
 from forge_eval.training.proxy import (
     ProxyConfig,
     ScriptedUpstream,
+    ServerThread,
     create_app,
     create_control_app,
     free_port,
@@ -87,6 +88,27 @@ def test_records_are_private(proxy):
         assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
     for path in (attempt / "calls.jsonl", attempt / "rollout.json"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+def test_control_plane_on_a_private_unix_socket(tmp_path):
+    with serve_in_thread(ScriptedUpstream().app()) as upstream:
+        app = create_app(ProxyConfig(records_dir=tmp_path / "r", secret="s", upstreams=[upstream.url]))
+        sock = tmp_path / "control.sock"
+        server = ServerThread(app, control=create_control_app(app), control_uds=sock).start()
+        try:
+            assert server.control_url == f"unix:{sock}"
+            assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+            control = HttpProxyControl(server.control_url, str(app.state.proxy.config.admin_key))
+
+            async def main() -> str:
+                try:
+                    return (await control.create_rollout({"rollout_id": "uds"})).base_path
+                finally:
+                    await control.aclose()
+
+            assert asyncio.run(main()) == "/r/uds/0"
+        finally:
+            server.stop()
 
 
 def test_in_process_control_needs_no_listener(tmp_path):

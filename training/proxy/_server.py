@@ -141,8 +141,8 @@ def serve_forever(
 class ServerThread:
     """An app (and optionally its control app) served on 127.0.0.1 from a background thread.
 
-    `url` is the app's address; `control_url` the control app's (None without one). Both apps run in
-    the thread's one event loop.
+    `url` is the app's address; `control_url` the control app's (None without one): a port, or the
+    Unix socket `control_uds` (`unix:<path>`). Both apps run in the thread's one event loop.
     """
 
     def __init__(
@@ -152,6 +152,7 @@ class ServerThread:
         *,
         control: Any = None,
         control_port: int | None = None,
+        control_uds: Path | None = None,
     ) -> None:
         self._socket = Listener(port=port or 0).bind()
         self.port = self._socket.getsockname()[1]
@@ -161,7 +162,7 @@ class ServerThread:
         self._control_socket: socket.socket | None = None
         self.control_url: str | None = None
         if control is not None:
-            self._control_socket = Listener(port=control_port or 0).bind()
+            self._control_socket = Listener(port=control_port or 0, uds=control_uds).bind()
             self.control_url = url_of(self._control_socket)
             self._control = _EmbeddedServer(_uvicorn_config(control))
         self._thread = threading.Thread(target=self._run, name=f"serve-{self.port}", daemon=True)
