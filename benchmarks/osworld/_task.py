@@ -32,8 +32,9 @@ from forge_eval.harnesses.computer import Observation, bind_computer, observatio
 DEFAULT_MAX_STEPS = 15
 #: Seconds after each action before the next observation (OSWorld's runners: 1-5 s).
 DEFAULT_PAUSE = 2.0
-#: Sampling as OSWorld's reference agents (Kimi: temperature 1.0, top_p 0.95; max_tokens kept lower on CPU).
-DEFAULT_MAX_TOKENS = 1500
+#: Most tokens per reply: an action is short, and a 0.5B CPU model can otherwise write for minutes
+#: (measured: one 1500-token reply took > 5 min on the loaded 2-core box). Raise it for reasoning models.
+DEFAULT_MAX_TOKENS = 512
 
 
 @dataclass
