@@ -4,7 +4,7 @@ Inspect keeps the raw model response (where the embedded model server writes
 `"forge": {"tool_parse": "failed"}`) only for the first calls of a sample unless `log_model_api=True`;
 the proxy records every response in full. Records live in `<records>/<rollout_id>/<attempt>/` as
 `calls.jsonl` (CallRecord lines) and `rollout.json` (RolloutRecord); a rollout is matched to its
-Inspect sample by the RolloutRecord's `task_id` and its extra `seed` and `epoch` fields.
+Inspect sample by the RolloutRecord's `task_id`, `seed` and `epoch` (filled by `forge-eval run`).
 """
 
 import json
@@ -46,8 +46,7 @@ def read_parse_verdicts(records_dir: str | Path) -> dict[RolloutKey, list[bool]]
         rollout = RolloutRecord.model_validate_json((attempt / ROLLOUT_FILE).read_text())
         if rollout.task_id is None:
             continue
-        extra = rollout.model_extra or {}
-        key = (rollout.task_id, int(extra.get("seed", 0)), int(extra.get("epoch", 1)))
+        key = (rollout.task_id, rollout.seed or 0, rollout.epoch or 1)
         calls_path = attempt / CALLS_FILE
         lines = calls_path.read_text().splitlines() if calls_path.is_file() else []
         calls = sorted(

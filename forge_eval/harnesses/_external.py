@@ -157,49 +157,21 @@ def _sampling() -> dict[str, Any]:
 @solver
 def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt: str) -> Solver:
     """Run `harness` on the sample through a per-sample proxy and tool bridge (see the module doc)."""
-    from forge_eval.training._proxy_control import HttpProxyControl
-    from forge_eval.training.backends import RolloutOutcome
-    from forge_eval.training.proxy import (
-        InspectUpstream,
-        ProxyConfig,
-        create_app,
-        create_control_app,
-        serve_in_task,
-    )
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         settings = current_settings()
         prefix = await asyncio.to_thread(harness.install)
         bridge = ToolBridge(tools)
+        rollout_id = _rollout_id(state)
+        prompt = prompt_for(system_prompt, bridge, state.input_text)
         with tempfile.TemporaryDirectory(prefix=f"forge-{harness.name}-") as root:
             workspace = _prepare(Workspace(Path(root)), bridge)
-            config = ProxyConfig(
-                records_dir=settings.records_dir or workspace.root / "records",
-                secret=secrets.token_urlsafe(24),
-                served_model=str(get_model()),
-            )
-            app = create_app(config, InspectUpstream())
-            # the control plane has no listener at all: only this solver creates and ends rollouts
-            control = HttpProxyControl.in_process(create_control_app(app), str(config.admin_key))
-            async with serve_in_task(app) as proxy_url, serve_in_task(bridge.app()) as tools_url:
-                rollout_id = _rollout_id(state)
-                created = await control.create_rollout(_rollout_fields(rollout_id, state, harness))
-                proxy = ProxyEndpoint(proxy_url + created.base_path, created.api_key)
-                prompt = prompt_for(system_prompt, bridge, state.input_text)
-                launch = harness.launch(
-                    prompt=prompt, proxy=proxy, workspace=workspace, prefix=prefix, lean=settings.lean
-                )
-                spec = _sandbox_spec(harness, launch, workspace, prefix, proxy_url, tools_url)
-                try:
-                    result = await _run(spec, settings.sandbox)
-                except anyio.get_cancelled_exc_class():  # the sample's time limit: the sandbox is gone
-                    with anyio.CancelScope(shield=True):
-                        await control.report(rollout_id, 0, RolloutOutcome("timeout"))
-                    raise
-                answer = harness.final_answer(result.stdout)
-                outcome = RolloutOutcome(result.status, exit_code=result.exit_code, answer=answer)
-                await control.report(rollout_id, 0, outcome)
-                await control.aclose()
+            try:
+                result = await _rollout(harness, state, rollout_id, prompt, bridge, workspace, prefix)
+            finally:
+                if settings.records_dir is not None:
+                    _keep_records(workspace.root / "records" / rollout_id, settings.records_dir)
+        answer = harness.final_answer(result.stdout)
         transcript().info(
             {
                 "harness": harness.name,
@@ -219,6 +191,65 @@ def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt:
         return state
 
     return solve
+
+
+async def _rollout(
+    harness: ExternalHarness,
+    state: TaskState,
+    rollout_id: str,
+    prompt: str,
+    bridge: ToolBridge,
+    workspace: Workspace,
+    prefix: Path,
+) -> "SandboxResult":
+    """One rollout: the sample's proxy and tool bridge served, the harness run in its sandbox, the
+    outcome reported. The proxy keeps its records in the workspace: a proxy resumes the unreleased
+    rollouts of its records dir, which in a shared one would be other samples' live rollouts."""
+    from forge_eval.training._proxy_control import HttpProxyControl
+    from forge_eval.training.backends import RolloutOutcome
+    from forge_eval.training.proxy import (
+        InspectUpstream,
+        ProxyConfig,
+        create_app,
+        create_control_app,
+        serve_in_task,
+    )
+
+    settings = current_settings()
+    config = ProxyConfig(
+        records_dir=workspace.root / "records",
+        secret=secrets.token_urlsafe(24),
+        served_model=str(get_model()),
+    )
+    app = create_app(config, InspectUpstream())
+    # the control plane has no listener at all: only this solver creates and ends rollouts
+    control = HttpProxyControl.in_process(create_control_app(app), str(config.admin_key))
+    async with serve_in_task(app) as proxy_url, serve_in_task(bridge.app()) as tools_url:
+        created = await control.create_rollout(_rollout_fields(rollout_id, state, harness))
+        proxy = ProxyEndpoint(proxy_url + created.base_path, created.api_key)
+        launch = harness.launch(
+            prompt=prompt, proxy=proxy, workspace=workspace, prefix=prefix, lean=settings.lean
+        )
+        spec = _sandbox_spec(harness, launch, workspace, prefix, proxy_url, tools_url)
+        try:
+            result = await _run(spec, settings.sandbox)
+        except anyio.get_cancelled_exc_class():  # the sample's time limit: the sandbox is gone
+            with anyio.CancelScope(shield=True):
+                await control.report(rollout_id, 0, RolloutOutcome("timeout"))
+            raise
+        answer = harness.final_answer(result.stdout)
+        outcome = RolloutOutcome(result.status, exit_code=result.exit_code, answer=answer)
+        await control.report(rollout_id, 0, outcome)
+        await control.release(rollout_id)
+        await control.aclose()
+    return result
+
+
+def _keep_records(rollout_records: Path, records_dir: Path) -> None:
+    """Move one sample's rollout records (flushed: its proxy has stopped) into the run's records dir."""
+    if rollout_records.is_dir():
+        records_dir.mkdir(parents=True, exist_ok=True)
+        shutil.move(rollout_records, records_dir / rollout_records.name)
 
 
 def _prepare(workspace: Workspace, bridge: ToolBridge) -> Workspace:
