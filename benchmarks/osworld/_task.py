@@ -24,6 +24,7 @@ from inspect_ai.util import LimitExceededError
 from forge_eval._errors import UsageError
 from forge_eval.benchmarks.osworld._data import OSWorldTask, data_root, files_dir, load_tasks, task_cache_dir
 from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
+from forge_eval.benchmarks.osworld._home import PROVISIONERS
 from forge_eval.benchmarks.osworld._providers import Provider, Session, make_provider
 from forge_eval.benchmarks.osworld._support import APP_PROGRAMS, skip_reason, support_context
 from forge_eval.harnesses import HARNESSES
@@ -73,7 +74,7 @@ SCORE_KEY = "osworld_score"
 def apps_of(task: OSWorldTask) -> set[str]:
     """The provisioned apps a task uses (keys of the home provisioners)."""
     programs = {APP_PROGRAMS.get(a.lower(), a.lower()) for a in task.raw.get("related_apps", [])}
-    return {p for p in programs if p in ("vlc", "libreoffice")}
+    return {p for p in programs if p in PROVISIONERS}
 
 
 def start_episode(
