@@ -15,8 +15,8 @@ from forge_eval.harnesses.molmoweb import is_text_only
 
 #: Inspect model role the judges use (`forge-eval run --judge MODEL` binds it; unbound = the run's model).
 JUDGE_ROLE = "judge"
-#: Judges sample greedily so that a verdict is repeatable.
-JUDGE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
+#: Judges sample greedily so that a verdict is repeatable; 512 tokens hold a short rationale and the verdict.
+JUDGE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=512)
 #: ARIA characters per screenshot in the text-only variant.
 TEXT_ARIA_CHARS = 1500
 
