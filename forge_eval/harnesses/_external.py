@@ -13,6 +13,7 @@ import secrets
 import shutil
 import sys
 import tempfile
+import time
 import warnings
 from abc import abstractmethod
 from dataclasses import dataclass, field
@@ -164,28 +165,23 @@ def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt:
         bridge = ToolBridge(tools)
         rollout_id = _rollout_id(state)
         prompt = prompt_for(system_prompt, bridge, state.input_text)
+        started = time.monotonic()
+        result = None
         with tempfile.TemporaryDirectory(prefix=f"forge-{harness.name}-") as root:
             workspace = _prepare(Workspace(Path(root)), bridge)
             try:
                 result = await _rollout(harness, state, rollout_id, prompt, bridge, workspace, prefix)
-            finally:
+            finally:  # also when the sample's time limit cancels it
                 if settings.records_dir is not None:
                     _keep_records(workspace.root / "records" / rollout_id, settings.records_dir)
+                info = {"harness": harness.name, "rollout_id": rollout_id, "lean": settings.lean}
+                info.update({"status": "timeout", "sandboxed": settings.sandbox, "exit_code": None})
+                if result is not None:
+                    info.update(status=result.status, sandboxed=result.sandboxed, exit_code=result.exit_code)
+                    info["stderr_tail"] = result.stderr[-2000:]
+                info.update(wall_s=round(time.monotonic() - started, 2), tool_calls=bridge.calls)
+                transcript().info(info, source=harness.name)
         answer = harness.final_answer(result.stdout)
-        transcript().info(
-            {
-                "harness": harness.name,
-                "rollout_id": rollout_id,
-                "status": result.status,
-                "exit_code": result.exit_code,
-                "sandboxed": result.sandboxed,
-                "lean": settings.lean,
-                "wall_s": round(result.duration_s, 2),
-                "tool_calls": bridge.calls,
-                "stderr_tail": result.stderr[-2000:],
-            },
-            source=harness.name,
-        )
         state.messages.append(ChatMessageAssistant(content=answer, source="generate"))
         state.output = ModelOutput.from_content(model=str(get_model()), content=answer)
         return state
