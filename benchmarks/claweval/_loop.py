@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
-from inspect_ai.model import ChatMessageSystem, execute_tools
+from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, execute_tools
 from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 from inspect_ai.tool import Tool, ToolDef
 
+from forge_eval.benchmarks.claweval._tools import lax_arguments, record_rejected
 from forge_eval.harnesses import HARNESSES, Harness, seed_per_epoch
 
 DEFAULT_MAX_TURNS = 30
@@ -77,18 +79,33 @@ def claw_loop(
         state.messages.insert(0, ChatMessageSystem(content=prompt))
         state.tools = list(tools)
         deadline = time.monotonic() + timeout
+        schemas = {d.name: d.parameters.model_dump(exclude_none=True) for d in map(ToolDef, tools)}
         for _ in range(turns):
             state = await generate(state, tool_calls="none")
             message = state.output.message
             if not message.tool_calls or time.monotonic() >= deadline:
                 break
-            result = await execute_tools(state.messages, state.tools)
+            result = await execute_tools([*state.messages[:-1], _lax(message, schemas)], state.tools)
             state.messages.extend(result.messages)
+            for reply in result.messages:
+                if isinstance(reply, ChatMessageTool) and reply.error and reply.error.type == "parsing":
+                    call = next(c for c in message.tool_calls if c.id == reply.tool_call_id)
+                    record_rejected(call.function, call.arguments)
             if time.monotonic() >= deadline:
                 break
         return state
 
     return solve
+
+
+def _lax(message: ChatMessageAssistant, schemas: dict[str, dict[str, Any]]) -> ChatMessageAssistant:
+    """The message with each call's arguments read as the upstream mocks would (the log keeps the
+    model's own message; the tool events show what was executed)."""
+    calls = [
+        replace(c, arguments=lax_arguments(c.arguments, schemas[c.function])) if c.function in schemas else c
+        for c in message.tool_calls or []
+    ]
+    return message.model_copy(update={"tool_calls": calls})
 
 
 class ClawLoopHarness(Harness):

@@ -310,3 +310,27 @@ def test_loop_stops_at_max_turns_without_a_submit_tool(tmp_path: Path) -> None:
     assert len(assistant) == 2 and all(m.tool_calls for m in assistant)
     score = sample.scores["claweval_scorer"]
     assert score.metadata["tool_calls"] == 2 and score.metadata["components"]["summary_quality"] == 0.0
+
+
+@needs_data
+def test_arguments_are_read_like_the_upstream_mocks(tmp_path: Path) -> None:
+    outputs = [
+        # "7" for an integer and an unknown key: pydantic's lax mode in the upstream mock accepts both
+        _out(ModelOutput.for_tool_call("mockllm", "gmail_list_messages", {"days_back": "7", "note": "x"})),
+        # a required argument missing: the upstream mock answers 422, an error for robustness
+        _out(ModelOutput.for_tool_call("mockllm", "gmail_get_message", {})),
+        _out(ModelOutput.from_content("mockllm", "done")),
+    ]
+    (log,) = inspect_eval(
+        claweval(task_ids="T002_email_triage", data_dir=str(CLAW)),
+        model=get_model("mockllm/model", custom_outputs=outputs),
+        display="none", log_dir=str(tmp_path),
+    )
+    (sample,) = log.samples or []
+    results = [m for m in sample.messages if m.role == "tool"]
+    assert results[0].error is None and '"messages"' in results[0].text
+    assert results[1].error is not None and results[1].error.type == "parsing"
+    meta = sample.scores["claweval_scorer"].metadata
+    assert (meta["tool_calls"], meta["tool_errors"]) == (2, 1)
+    assert meta["robustness"] == 0.5  # nothing recovered; floor = min(1 of 2 calls ok, 0.5)
+    assert meta["components"]["tool_usage"] == 1.0
