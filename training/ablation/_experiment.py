@@ -36,7 +36,7 @@ class PolicyChoice:
 
 POLICIES: Registry[PolicyChoice] = Registry("ablation policy")
 POLICIES.register(
-    "tiny", PolicyChoice("2-layer transformer from scratch on the ablation's 48-word vocabulary")
+    "tiny", PolicyChoice("2-layer transformer from scratch on the ablation's 43-word vocabulary")
 )
 POLICIES.register(
     "smollm2",
