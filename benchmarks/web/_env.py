@@ -241,7 +241,8 @@ class WebEnv:
     @property
     def page(self) -> Page:
         if not self._pages:
-            raise BrowserCrashedError("the episode has no open tab (the browser closed it)")
+            reason = self._crash or "the browser closed every tab"
+            raise BrowserCrashedError(f"browser crashed: {reason}")
         return self._pages[self._active]
 
     def _on_page(self, page: Page) -> None:
