@@ -148,8 +148,8 @@ def rules_from(facts: HarnessFacts) -> HarnessRules:
 
 
 def _register_all() -> None:
-    for name, harness in HARNESSES.items():
-        HARNESS_RULES.register(name, rules_from(harness.facts))
+    for name, _ in HARNESSES.items():
+        HARNESS_RULES.register(name, rules_from(facts_for(name)))
 
 
 #: The rules of every registered harness, by harness name (built from the harnesses' facts).

@@ -107,8 +107,10 @@ def test_same_resource(read: str, written: str, same: bool) -> None:
     assert same_resource(read, written) is same
 
 
-def test_every_harness_table_has_a_generic_shell() -> None:
-    for name, rules in HARNESS_RULES.items():
+def test_every_shell_harness_table_has_a_generic_shell() -> None:
+    # (computer-use and browser loops act through their own action spaces, not a shell)
+    for name in ("react", "codex", "claude-code", "openclaw"):
+        rules = HARNESS_RULES.get(name)
         assert any(rule.generic_shell for rule in rules.tools.values()), name
 
 
