@@ -222,7 +222,7 @@ def build_ablation_report(out: Path) -> Path:
         )
     heading = " + ".join(title)
     header = (
-        f"<h1>{esc(heading.capitalize())}</h1><p class=\"subtitle\">Does Eq. (1)'s broadcast credit matter? "
+        f'<h1>{esc(heading.capitalize())}</h1><p class="subtitle">Does Eq. (1)\'s broadcast credit matter? '
         "broadcast (every call learns), masked (only calls that act on the environment), terminal (only the "
         "final call).</p>"
     )

@@ -128,8 +128,23 @@ def summarize(
         "seeds within them, so with few seeds the run-to-run variance of training is only partly in the "
         "intervals: check that the per-seed values agree before trusting a small difference."
     )
+    notes = []
+    if all(v["final_success"]["ci_high"] == 0 for v in variants.values()):
+        notes.append(
+            "No variant solved a held-out task at the end of training, so success cannot separate them yet: "
+            "train for more steps (--steps) before reading the success comparison."
+        )
+    for name, v in variants.items():
+        curve = [m for m in v["curves"]["internal_entropy"]["mean"] if m is not None]
+        if curve and v["internal_entropy_final"] is not None:
+            start, end = curve[0], v["internal_entropy_final"]
+            moved = "moved" if abs(end - start) > 0.05 else "left unchanged"
+            notes.append(
+                f"{name} {moved} what the policy says in its planner and subagent calls (token surprisal "
+                f"{start:.2f} -> {end:.2f} nats); those calls cannot change the reward."
+            )
     return {
         "variants": variants,
         "pairs": pairs,
-        "verdict": {"headline": headline, "pairs": sentences, "caveat": caveat},
+        "verdict": {"headline": headline, "pairs": sentences, "internal_calls": notes, "caveat": caveat},
     }
