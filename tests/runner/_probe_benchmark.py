@@ -85,7 +85,8 @@ def judged_probe(seed: int = 0, harness: str = "react", data_dir: str = "") -> T
         dataset=_data_samples(Path(data_dir))[0],
         solver=HARNESSES.get(harness).solver(tools=[], system_prompt="Answer, then call submit()."),
         scorer=judged(),
-        config=GenerateConfig(seed=seed),
+        config=GenerateConfig(seed=seed, max_tokens=64),
+        message_limit=6,  # a real small model may never call submit()
         name="judged_probe",
     )
 

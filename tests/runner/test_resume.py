@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from inspect_ai.log import read_eval_log
 
 from tests.runner._recording_server import Hold, recording_server
@@ -26,6 +27,7 @@ def _run_cli(args: list[str], **kw) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_is_complete(tmp_path):
     out = tmp_path / "run"
     hold = Hold(marker="Say 42.")  # the "forty-two" task waits until the process is killed
