@@ -1,9 +1,9 @@
 """`--trainer verl`: the three variants as veRL GRPO configs (GPU; never run on CI).
 
 For each variant it writes an agent-loop registry entry (`ForgeProxyAgentLoop` with `credit: <variant>`)
-and a Hydra config on top of training/configs/grpo_gpu.yaml that points at it, plus `run.sh` with the
-commands. Seeds become `data.seed` and `actor_rollout_ref.rollout.seed`-free veRL settings are shared, so
-the variants differ only in the loop's credit (which veRL applies through the response masks).
+and a Hydra config on top of training/configs/grpo_gpu.yaml that points at it, plus `run.sh` with one
+command per variant and seed (`data.seed`). Everything else is shared, so the variants differ only in the
+loop's credit, which veRL's V1 trainer applies through the response masks.
 """
 
 import shlex
@@ -73,6 +73,9 @@ def write_verl_configs(
         "for harness "
         f"{harness}, start the recording proxy and export FORGE_PROXY_ADMIN_KEY "
         "(training/configs/README.md).\n"
+        "# Expected time: not measured (no GPU here). A run is total_training_steps x (slowest rollout\n"
+        "# of a step + the update); with harness rollouts of 2-5 min on the 8-GPU grpo_gpu.yaml settings,\n"
+        "# 100 steps take roughly 4-9 h per variant and seed (an estimate, to be replaced by a measurement).\n"
         "set -e\n" + "\n".join(lines) + "\n"
     )
     script.chmod(0o755)
