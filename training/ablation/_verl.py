@@ -75,7 +75,7 @@ def write_verl_configs(
         "(training/configs/README.md).\n"
         "# Expected time: not measured (no GPU here). A run is total_training_steps x (slowest rollout\n"
         "# of a step + the update); with harness rollouts of 2-5 min on the 8-GPU grpo_gpu.yaml settings,\n"
-        "# 100 steps take roughly 4-9 h per variant and seed (an estimate, to be replaced by a measurement).\n"
+        "# 100 steps take roughly 4-9 h per variant and seed (an estimate, not a measurement).\n"
         "set -e\n" + "\n".join(lines) + "\n"
     )
     script.chmod(0o755)
