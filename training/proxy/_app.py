@@ -171,7 +171,9 @@ def create_app(config: ProxyConfig, upstream: ProxyUpstream | None = None) -> St
         try:
             yield
         finally:
-            for state in proxy.rollouts.all():
+            # call counts and policy versions live in memory between writes; a rollout this process
+            # only resumed is left alone (it may belong to another proxy on the same records directory)
+            for state in (s for s in proxy.rollouts.all() if s.served_calls):
                 try:
                     await proxy.writer.write_rollout(state.record)
                 except RecordWriteError as e:

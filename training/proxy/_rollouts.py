@@ -25,6 +25,7 @@ class RolloutState:
     in_flight: int = 0
     conversations: ConversationStore = field(default_factory=ConversationStore)
     calls_by_hash: dict[str, str] = field(default_factory=dict)
+    served_calls: bool = False  # by this process: only then has its record changed without a write
 
     def remember_request(self, request_hash: str, call_id: str) -> str | None:
         """Index a call by its request's hash; returns the call it repeats (a harness retry), if any."""
@@ -41,6 +42,7 @@ class RolloutState:
     def take_seq(self) -> int:
         seq = self.next_seq
         self.next_seq += 1
+        self.served_calls = True
         return seq
 
     def expired(self, now: float) -> bool:
