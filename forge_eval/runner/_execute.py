@@ -24,7 +24,7 @@ from forge_eval.reports._results import (
     SubsetInfo,
     write_results,
 )
-from forge_eval.runner._model import ResolvedModel, check_endpoint, resolved_model
+from forge_eval.runner._model import ResolvedModel, resolved_model
 from forge_eval.runner._plan import RunPlan, plan_run
 from forge_eval.runner._provenance import git_revision, versions
 from forge_eval.runner._spec import RunSpec
@@ -135,8 +135,6 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
         model = stack.enter_context(
             resolved_model(spec.model, spec.model_base_url, plan.model_args, spec.deterministic)
         )
-        if not model.embedded and model.base_url:
-            check_endpoint(model.base_url, model.model_args.get("api_key") or _service_key(model))
         roles = _judge_roles(plan, model, stack)
         _claim_run_dir(spec, plan.harness)
         # harness programs' proxies record every call under the run; sandboxed unless --no-sandbox; in
@@ -167,13 +165,6 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
             **generate,
         )
     return summarize_run(plan, model.label)
-
-
-def _service_key(model: ResolvedModel) -> str | None:
-    parts = model.inspect_model.split("/")
-    if len(parts) >= 3 and parts[0] == "openai-api":
-        return os.environ.get(f"{parts[1].upper().replace('-', '_')}_API_KEY")
-    return None
 
 
 def _judge_roles(plan: RunPlan, model: ResolvedModel, stack: ExitStack) -> dict[str, Any] | None:

@@ -46,7 +46,9 @@ class ResolvedModel:
 
 
 def check_model(model: str, base_url: str | None, model_args: dict[str, Any], option: str) -> dict[str, Any]:
-    """Validate an Inspect model string before anything runs; return its model args.
+    """Validate an Inspect model string (and its endpoint, when given) before anything runs.
+
+    Returns the model args to run with.
 
     A missing `<SERVICE>_API_KEY` for `openai-api/<service>/...` with an explicit base URL gets
     `PLACEHOLDER_API_KEY` (local servers ignore it; a server that wants a real key answers 401,
@@ -74,6 +76,9 @@ def check_model(model: str, base_url: str | None, model_args: dict[str, Any], op
             "give an embedded model (see `forge-eval list`) or an Inspect model string "
             "<provider>/<model>, e.g. openai/gpt-4.1 or openai-api/vllm/Qwen2.5-7B-Instruct",
         ) from None
+    if base_url:
+        service_key = _env(f"{service.upper()}_API_KEY") if service else None
+        check_endpoint(base_url, args.get("api_key") or service_key)
     return args
 
 
