@@ -75,7 +75,7 @@ def _points(d: dict[str, Any]) -> str:
 
 def _ablation_sections(data: dict[str, Any]) -> list[Section]:
     variants, verdict = data["variants"], data["verdict"]
-    sentences = "".join(f"<li>{esc(s)}</li>" for s in verdict["pairs"])
+    sentences = "".join(f"<li>{esc(s)}</li>" for s in [*verdict["pairs"], *verdict.get("internal_calls", [])])
     sections = [
         Section(
             "Verdict",

@@ -145,6 +145,6 @@ def credit(
             f"[{100 * f['ci_low']:.1f}, {100 * f['ci_high']:.1f}]"
         )
     click.echo(data["verdict"]["headline"])
-    for sentence in data["verdict"]["pairs"]:
+    for sentence in [*data["verdict"]["pairs"], *data["verdict"]["internal_calls"]]:
         click.echo(f"  {sentence}")
     click.echo(f"report: {build_ablation_report(out)}")
