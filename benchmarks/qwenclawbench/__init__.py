@@ -1,12 +1,13 @@
 """QwenClawBench (SKYLENAGE-AI/QwenClawBench @ e4eefcf, v1.1-100): loader, grade() runner, hybrid scoring.
 
+The task runs each one in the real OpenClaw CLI inside a workspace holding its files (`_task.py`).
 Tasks are Markdown files with YAML front matter and an embedded `grade()`; a run's score is the
 hybrid (w_a s_auto + w_l s_llm 1[s_auto >= 0.75]) / (w_a + w_l) with upstream's weight fallbacks,
 the benchmark score the mean over tasks of the mean over 3 runs.
 """
 
 from forge_eval.benchmarks import BENCHMARKS
-from forge_eval.benchmarks.qwenclawbench._benchmark import HARNESS_GAP, QwenClawBench
+from forge_eval.benchmarks.qwenclawbench._benchmark import QwenClawBench
 from forge_eval.benchmarks.qwenclawbench._data import (
     SOURCE,
     QwenTask,
@@ -27,11 +28,11 @@ from forge_eval.benchmarks.qwenclawbench._scoring import (
     task_score,
     weights,
 )
+from forge_eval.benchmarks.qwenclawbench._task import qwenclawbench, qwenclawbench_agent, qwenclawbench_scorer
 
 BENCHMARKS.register(QwenClawBench.name, QwenClawBench())
 
 __all__ = [
-    "HARNESS_GAP",
     "OFFICIAL_JUDGE",
     "SOURCE",
     "GradeOutcome",
@@ -46,6 +47,9 @@ __all__ = [
     "judge_total",
     "load_task",
     "load_tasks",
+    "qwenclawbench",
+    "qwenclawbench_agent",
+    "qwenclawbench_scorer",
     "run_grade",
     "sections",
     "session_events",

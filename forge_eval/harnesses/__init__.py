@@ -17,6 +17,7 @@ from forge_eval.harnesses._openclaw import OpenClawHarness
 from forge_eval.harnesses._react import ReactHarness
 from forge_eval.harnesses._seeding import epoch_seed_for, seed_per_epoch
 from forge_eval.harnesses._settings import HarnessSettings, current_settings, harness_settings
+from forge_eval.harnesses._workspace import KeptWorkspace, kept_workspace, release_workspace
 from forge_eval.harnesses.computer import ComputerHarness
 from forge_eval.harnesses.molmoweb import MolmoWebHarness
 
@@ -46,6 +47,7 @@ __all__ = [
     "Harness",
     "HarnessFacts",
     "HarnessSettings",
+    "KeptWorkspace",
     "Launch",
     "MolmoWebHarness",
     "NpmPackage",
@@ -59,6 +61,8 @@ __all__ = [
     "epoch_seed_for",
     "facts_for",
     "harness_settings",
+    "kept_workspace",
     "npm_prefix",
+    "release_workspace",
     "seed_per_epoch",
 ]

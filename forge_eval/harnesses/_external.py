@@ -5,9 +5,15 @@ harness call is a `ModelEvent` of the sample) on a free port, the benchmark's to
 (`ToolBridge`) on another, a private workspace, and the harness binary started in the local sandbox with
 only those two ports forwarded in. The harness's final message becomes `state.output`; the benchmark's
 scorer then grades the environment as for any other harness.
+
+Benchmarks whose tasks live in files (QwenClawBench) pass two solver options: `stage(state, work_dir)`
+fills the work dir before launch, and `keep_workspace=True` keeps the workspace after the harness exits
+and hands it back in the store (`kept_workspace(state)`, with the run's conversation) for the scorer;
+the task's `cleanup=release_workspace` deletes it after scoring.
 """
 
 import asyncio
+import json
 import re
 import secrets
 import shutil
@@ -16,6 +22,7 @@ import tempfile
 import time
 import warnings
 from abc import abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -34,7 +41,7 @@ from forge_eval.harnesses._npm import NpmPackage, ensure_installed
 from forge_eval.harnesses._seeding import run_seed_for, seed_per_epoch
 from forge_eval.harnesses._settings import current_settings
 from forge_eval.harnesses._toolbridge import ToolBridge
-from forge_eval.harnesses._workspace import Workspace
+from forge_eval.harnesses._workspace import CONVERSATION_FILE, KEPT_KEY, Workspace
 
 if TYPE_CHECKING:  # the sandbox lives in training.backends, imported when a sample runs
     from forge_eval.training.backends import SandboxLimits, SandboxResult, SandboxSpec
@@ -43,6 +50,9 @@ if TYPE_CHECKING:  # the sandbox lives in training.backends, imported when a sam
 POLICY_MODEL = "forge-policy"
 _ANSWER_NOTE = "There is no submit tool here: your last message is your answer, so end with it."
 _SAMPLING_KEYS = ("temperature", "top_p", "top_k", "seed", "max_tokens")
+
+#: `stage` solver option: writes a sample's task files into the harness's work dir before launch.
+Stage = Callable[[TaskState, Path], None]
 
 
 @dataclass(frozen=True)
@@ -119,13 +129,25 @@ class ExternalHarness(Harness):
             ]
         return problems
 
-    def solver(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
-        return chain(seed_per_epoch(), external_harness(self, tools, system_prompt))
+    def solver(
+        self,
+        *,
+        tools: list[Tool],
+        system_prompt: str,
+        stage: Stage | None = None,
+        keep_workspace: bool = False,
+        **options: Any,
+    ) -> Solver:
+        """`stage` / `keep_workspace`: a task's own files in, the workspace back out (module doc)."""
+        return chain(
+            seed_per_epoch(), external_harness(self, tools, system_prompt, stage, keep_workspace)
+        )
 
 
 def prompt_for(system_prompt: str, bridge: ToolBridge, task: str) -> str:
     """One prompt: the benchmark's instructions, how to call its tools, then the task."""
-    return f"{system_prompt}\n{_ANSWER_NOTE}\n\n{bridge.instructions()}\n\n# Task\n{task}"
+    tools = f"{bridge.instructions()}\n\n" if bridge.tools else ""
+    return f"{system_prompt}\n{_ANSWER_NOTE}\n\n{tools}# Task\n{task}"
 
 
 def _rollout_id(state: TaskState) -> str:
@@ -156,7 +178,13 @@ def _sampling() -> dict[str, Any]:
 
 
 @solver
-def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt: str) -> Solver:
+def external_harness(
+    harness: ExternalHarness,
+    tools: list[Tool],
+    system_prompt: str,
+    stage: Stage | None = None,
+    keep_workspace: bool = False,
+) -> Solver:
     """Run `harness` on the sample through a per-sample proxy and tool bridge (see the module doc)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -167,10 +195,19 @@ def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt:
         prompt = prompt_for(system_prompt, bridge, state.input_text)
         started = time.monotonic()
         result = None
-        with tempfile.TemporaryDirectory(prefix=f"forge-{harness.name}-") as root:
-            workspace = _prepare(Workspace(Path(root)), bridge)
+        root = Path(tempfile.mkdtemp(prefix=f"forge-{harness.name}-"))
+        kept = False
+        try:
+            workspace = _prepare(Workspace(root), bridge)
+            if stage is not None:
+                await asyncio.to_thread(stage, state, workspace.work)
             try:
                 result = await _rollout(harness, state, rollout_id, prompt, bridge, workspace, prefix)
+                if keep_workspace:
+                    answer = harness.final_answer(result.stdout)
+                    _write_conversation(workspace, rollout_id, answer)
+                    state.store.set(KEPT_KEY, str(root))
+                    kept = True
             finally:  # also when the sample's time limit cancels it
                 if settings.records_dir is not None:
                     _keep_records(workspace.root / "records" / rollout_id, settings.records_dir)
@@ -181,6 +218,9 @@ def external_harness(harness: ExternalHarness, tools: list[Tool], system_prompt:
                     info["stderr_tail"] = result.stderr[-2000:]
                 info.update(wall_s=round(time.monotonic() - started, 2), tool_calls=bridge.calls)
                 transcript().info(info, source=harness.name)
+        finally:
+            if not kept:
+                shutil.rmtree(root, ignore_errors=True)
         answer = harness.final_answer(result.stdout)
         state.messages.append(ChatMessageAssistant(content=answer, source="generate"))
         state.output = ModelOutput.from_content(model=str(get_model()), content=answer)
@@ -248,13 +288,26 @@ def _keep_records(rollout_records: Path, records_dir: Path) -> None:
         shutil.move(rollout_records, records_dir / rollout_records.name)
 
 
+def _write_conversation(workspace: Workspace, rollout_id: str, answer: str) -> None:
+    """The run's chat messages (its last model call's, in canonical chat form, plus the final answer)
+    next to the kept workspace, read before the records move to the run's records dir."""
+    from forge_eval.training.proxy import read_calls
+
+    calls = read_calls(workspace.root / "records", rollout_id)
+    messages = list(calls[-1].served_request.get("messages", [])) if calls else []
+    messages.append({"role": "assistant", "content": answer})
+    (workspace.root / CONVERSATION_FILE).write_text(json.dumps(messages), encoding="utf-8")
+
+
 def _prepare(workspace: Workspace, bridge: ToolBridge) -> Workspace:
-    """Create the directories, the `forge-tool` command and SKILL.md."""
+    """Create the directories, the `forge-tool` command and SKILL.md (none without tools: a task's
+    own workspace holds only its files)."""
     workspace.create()
     bridge.install(workspace.bin, sys.executable)
     # Codex runs commands in login shells, whose /etc/profile resets PATH; ~/.profile comes after it
     (workspace.home / ".profile").write_text(f'export PATH="{workspace.bin}:$PATH"\n')
-    (workspace.work / "SKILL.md").write_text(bridge.instructions() + "\n")
+    if bridge.tools:
+        (workspace.work / "SKILL.md").write_text(bridge.instructions() + "\n")
     return workspace
 
 

@@ -1,0 +1,104 @@
+"""One QwenClawBench task end to end through the real OpenClaw CLI in the bubblewrap sandbox.
+
+The policy is scripted (served as an OpenAI-compatible model behind the per-sample proxy) and so is
+the judge (Inspect's mockllm as the "judge" role): no model can run fast enough here for a real one.
+Everything else is real: the task's files staged into OpenClaw's workspace, OpenClaw's own `exec`
+tool editing them, the workspace and conversation handed back, the task's own `grade()` on them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+from forge_eval.benchmarks.qwenclawbench import qwenclawbench
+from forge_eval.harnesses import harness_settings
+from forge_eval.training.proxy import ScriptedPolicy, ScriptedUpstream, serve_in_thread
+from forge_eval.training.proxy._scripted import _tool_turn
+
+DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
+QCB = DATA / "qwenclawbench"
+#: Its grade() only reads the workspace: the subagent limits in .openclaw/openclaw.json and SKILL.md.
+TASK_ID = "task_00010_openclaw_subtask_isolation_configuration_skill"
+EDIT = """python3 - <<'PY'
+import json, re
+p = ".openclaw/openclaw.json"
+c = json.loads(re.sub(r"//[^\\n]*", "", open(p).read()))
+c["agents"]["defaults"]["subagents"] = {"maxConcurrent": 2, "maxSpawnDepth": 1, "runTimeoutSeconds": 300}
+c.setdefault("tools", {})["subagents"] = {"tools": {"deny": ["gateway", "cron"]}}
+json.dump(c, open(p, "w"), indent=2)
+open("SKILL.md", "w").write("---\\nname: subagent-limits\\n---\\nagents.defaults.subagents: "
+                            "maxConcurrent, maxSpawnDepth, runTimeoutSeconds\\n")
+print("CONFIG-UPDATED")
+PY"""
+JUDGE_TOTAL = 0.5
+
+pytestmark = [
+    pytest.mark.harness,
+    pytest.mark.slow,
+    pytest.mark.skipif(not QCB.is_dir(), reason=f"shared QwenClawBench data not found at {QCB}"),
+]
+
+
+@dataclass
+class EditPolicy(ScriptedPolicy):
+    """Runs `EDIT` with OpenClaw's shell tool, then answers with what it printed."""
+
+    def respond(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body.get("messages", [])
+        if any(m.get("role") == "tool" for m in messages):
+            answer = {"role": "assistant", "content": "Subagent limits set."}
+            return {"message": answer, "finish_reason": "stop"}
+        call = self.shell_call(body.get("tools") or [], EDIT)
+        if call is None:
+            return {"message": {"role": "assistant", "content": "no shell tool"}, "finish_reason": "stop"}
+        return _tool_turn(messages, *call)
+
+
+@pytest.fixture
+def scripted_policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    with serve_in_thread(ScriptedUpstream(policy=EditPolicy()).app()) as server:
+        monkeypatch.setenv("SCRIPTED_API_KEY", "unused")
+        yield server.url
+
+
+def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
+    scripted_policy: str, tmp_path: Path
+) -> None:
+    verdict = json.dumps({"scores": {"accuracy": JUDGE_TOTAL}, "total": JUDGE_TOTAL, "notes": "scripted"})
+    output = ModelOutput.from_content("mockllm/model", verdict)
+    output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tiktoken download
+    judge = get_model("mockllm/model", custom_outputs=[output])
+    with harness_settings(records_dir=tmp_path / "records", sandbox=True):
+        [log] = inspect_eval(
+            qwenclawbench(harness="openclaw", task_ids=TASK_ID, data_dir=str(QCB)),
+            model="openai-api/scripted/scripted-policy",
+            model_base_url=f"{scripted_policy}/v1",
+            model_roles={"judge": judge},
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    assert log.status == "success", log.error
+    [sample] = log.samples
+    score = sample.scores["qwenclawbench_scorer"]
+    # before the edit the staged files grade 0.4 (gated); after it every check passes
+    assert score.metadata["grade"] == {
+        "subagents_limits_correct": 1.0,
+        "tool_deny_policy_correct": 1.0,
+        "existing_config_preserved": 1.0,
+        "no_fake_fields": 1.0,
+        "skill_md_references_real_fields": 1.0,
+    }, score.metadata["grade_error"]
+    assert score.metadata["s_llm"] == JUDGE_TOTAL
+    assert score.value == pytest.approx(0.4 * 1.0 + 0.6 * JUDGE_TOTAL)  # task weights 0.4 / 0.6
+    assert score.metadata["tool_calls"] == 1  # the transcript handed back holds OpenClaw's exec call
+    judged = [e for e in sample.events if e.event == "model" and e.role == "judge"]
+    assert len(judged) == 1 and "CONFIG-UPDATED" in json.dumps(judged[0].input[0].content)
