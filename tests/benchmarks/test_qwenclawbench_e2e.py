@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import resolve_sample_attachments
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from forge_eval.benchmarks.qwenclawbench import qwenclawbench
@@ -87,7 +88,7 @@ def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
             display="none",
         )
     assert log.status == "success", log.error
-    [sample] = log.samples
+    sample = resolve_sample_attachments(log.samples[0])
     score = sample.scores["qwenclawbench_scorer"]
     # before the edit the staged files grade 0.4 (gated); after it every check passes
     assert score.metadata["grade"] == {
@@ -101,4 +102,5 @@ def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
     assert score.value == pytest.approx(0.4 * 1.0 + 0.6 * JUDGE_TOTAL)  # task weights 0.4 / 0.6
     assert score.metadata["tool_calls"] == 1  # the transcript handed back holds OpenClaw's exec call
     judged = [e for e in sample.events if e.event == "model" and e.role == "judge"]
-    assert len(judged) == 1 and "CONFIG-UPDATED" in json.dumps(judged[0].input[0].content)
+    # the judge saw the handed-back transcript: OpenClaw's exec call and what it printed
+    assert len(judged) == 1 and "CONFIG-UPDATED" in judged[0].input[0].text
