@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
 
-from forge_eval._errors import ForgeError
+from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks.qwenclawbench import (
     QwenTask,
@@ -22,6 +22,7 @@ from forge_eval.benchmarks.qwenclawbench import (
     judge_total,
     load_task,
     load_tasks,
+    qwenclawbench,
     run_grade,
     session_events,
     stage_workspace,
@@ -143,3 +144,12 @@ def stage_workspace_present(root: Path, task: QwenTask, workspace: Path) -> None
 def test_broken_grade_code_scores_zero_with_a_reason(tmp_path: Path) -> None:
     outcome = run_grade("def grade(t, w):\n    raise RuntimeError('boom')\n", [], tmp_path)
     assert outcome.scores == {} and "boom" in outcome.error
+
+
+@needs_data
+def test_task_refuses_a_harness_without_a_workspace_and_unknown_ids() -> None:
+    with pytest.raises(UsageError, match=r"(?s)'react' does not.*--harness openclaw"):
+        qwenclawbench(harness="react", data_dir=str(QCB))
+    with pytest.raises(ForgeError, match="task_99999"):
+        qwenclawbench(task_ids="task_99999", data_dir=str(QCB))
+    assert BENCHMARKS.get("qwenclawbench").requirements() == []
