@@ -18,7 +18,7 @@ from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
 from forge_eval.benchmarks.qwenclawbench._data import data_root, load_tasks, skip_reason
 from forge_eval.benchmarks.qwenclawbench._judge import JUDGE_MAX_TOKENS, OFFICIAL_JUDGE, PROMPT_SHA256
 from forge_eval.benchmarks.qwenclawbench._scoring import RUNS
-from forge_eval.benchmarks.qwenclawbench._task import DEFAULT_HARNESS, qwenclawbench, to_sample
+from forge_eval.benchmarks.qwenclawbench._task import DEFAULT_HARNESS, qwenclawbench, select_tasks, to_sample
 
 
 class QwenClawBench(Benchmark):
@@ -42,7 +42,8 @@ class QwenClawBench(Benchmark):
 
     def skipped(self, data_dir: Path | None = None, **options: Any) -> dict[str, str]:
         root = data_root(data_dir)
-        return {t.task_id: r for t in load_tasks(root) if (r := skip_reason(root, t))}
+        chosen = select_tasks(root, options.get("task_ids"))
+        return {t.task_id: r for t in chosen if (r := skip_reason(root, t))}
 
     def judge_info(self, judge_model: str) -> dict[str, Any]:
         return {

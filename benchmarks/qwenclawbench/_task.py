@@ -53,17 +53,22 @@ def to_sample(root: Path, spec: QwenTask) -> Sample:
     )
 
 
+def select_tasks(root: Path, task_ids: str | None = None) -> tuple[QwenTask, ...]:
+    """The listed tasks (comma-separated ids; all when None), runnable or not."""
+    tasks = load_tasks(root)
+    if not task_ids:
+        return tasks
+    by_id = {t.task_id: t for t in tasks}
+    wanted = [i.strip() for i in task_ids.split(",") if i.strip()]
+    for task_id in wanted:
+        if task_id not in by_id:
+            raise UnknownNameError("QwenClawBench task", task_id, list(by_id))
+    return tuple(by_id[i] for i in wanted)
+
+
 def runnable_samples(root: Path, task_ids: str | None = None) -> list[Sample]:
     """The chosen tasks (all by default) that can run here."""
-    tasks = load_tasks(root)
-    if task_ids:
-        by_id = {t.task_id: t for t in tasks}
-        wanted = [i.strip() for i in task_ids.split(",") if i.strip()]
-        for task_id in wanted:
-            if task_id not in by_id:
-                raise UnknownNameError("QwenClawBench task", task_id, list(by_id))
-        tasks = tuple(by_id[i] for i in wanted)
-    chosen = [t for t in tasks if skip_reason(root, t) is None]
+    chosen = [t for t in select_tasks(root, task_ids) if skip_reason(root, t) is None]
     if not chosen:
         raise UsageError(
             "none of the chosen QwenClawBench tasks can run here",
