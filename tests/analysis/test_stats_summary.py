@@ -86,7 +86,9 @@ def test_success_rate_interval_is_the_hierarchical_bootstrap_of_the_cells():
     trials = table()
     summary = summarize_trials(trials, epochs=3, graded=False, n_resamples=3000, random_state=9)
     cells = trial_cells(trials, epochs=3, graded=False)
-    direct = hierarchical_bootstrap(cells, value="success_rate", n_resamples=3000, random_state=9)
+    direct = hierarchical_bootstrap(
+        cells, value="success_rate", statistic="task_mean", n_resamples=3000, random_state=9
+    )
     metric = summary["success_rate"]
     assert (metric.estimate, metric.ci_low, metric.ci_high) == (
         direct.estimate,
@@ -146,9 +148,12 @@ def test_cells_missing_trials_are_left_out_of_pass_at_k_only():
     assert summary["success_rate"].estimate == pytest.approx(
         np.mean([0.5] + [passes(s) / 3 for k, s in CELLS.items() if k != ("alpha", 0)])
     )
-    assert summary["pass@3"].estimate == pytest.approx(
-        np.mean([float(passes(s) > 0) for k, s in CELLS.items() if k != ("alpha", 0)])
-    )
+    # pass@3 lacks the cell (alpha, 0): the estimate is still the mean over tasks, each task weighing the same
+    pass3 = {k: float(passes(s) > 0) for k, s in CELLS.items() if k != ("alpha", 0)}
+    tasks = ("alpha", "beta", "gamma")
+    per_task = [np.mean([v for (t, _), v in pass3.items() if t == task]) for task in tasks]
+    assert summary["pass@3"].estimate == pytest.approx(np.mean(per_task))
+    assert summary["pass@3"].estimate != pytest.approx(np.mean(list(pass3.values())))
 
 
 def test_summary_type_and_bad_tables_are_clear_errors():
