@@ -56,7 +56,7 @@ def test_cli_port_busy_is_a_message_not_a_traceback(busy_port: int) -> None:
 
 
 def test_unknown_model_lists_valid_names() -> None:
-    with pytest.raises(UnknownNameError, match="qwen-0.5b, smollm2"):
+    with pytest.raises(UnknownNameError, match="qwen-0.5b, qwen-1.5b, smollm2"):
         EmbeddedModelServer(model="gpt-5")
     result = CliRunner().invoke(cli, ["serve-model", "--model", "gpt-5"], standalone_mode=False)
     assert isinstance(result.exception, UnknownNameError)
