@@ -22,7 +22,7 @@ FORGE_EVAL = str(Path(sys.executable).with_name("forge-eval"))
 @pytest.mark.e2e
 def test_embedded_model_forgelab_run_is_analyzed(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    command = [FORGE_EVAL, "run", "forgelab", "--seeds", "2", "--quick", "--limit", "2"]
+    command = [FORGE_EVAL, "run", "forgelab", "--seeds", "2", "--quick", "--limit", "2", "--epochs", "1"]
     command += ["-T", "message_limit=10", "--out", str(run)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]
