@@ -9,6 +9,7 @@ are listed as skipped with the package to install.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -17,6 +18,7 @@ import sys
 import tempfile
 import types
 import warnings
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -73,10 +75,24 @@ def absent_modules() -> frozenset[str]:
     return frozenset(m for m in OPTIONAL_MODULES if importlib.util.find_spec(m) is None)
 
 
-def _install_placeholders() -> None:
+@contextlib.contextmanager
+def _placeholders() -> Iterator[None]:
+    """Placeholders in `sys.modules` only while OSWorld's modules import (they keep their references).
+
+    Left in place, they would make the rest of the process see e.g. `librosa` as importable with no
+    `__spec__`, and libraries that probe optional packages (transformers, under veRL) fail on it.
+    """
+    installed = []
     for root in absent_modules():
         for sub in ("", ".auth", ".drive", ".pdf"):
-            sys.modules.setdefault(root + sub, _absent_module(root + sub))
+            if root + sub not in sys.modules:
+                sys.modules[root + sub] = _absent_module(root + sub)
+                installed.append(root + sub)
+    try:
+        yield
+    finally:
+        for name in installed:
+            sys.modules.pop(name, None)
 
 
 def _no_proxy_pool() -> None:
@@ -99,10 +115,10 @@ def desktop_env() -> types.SimpleNamespace:
             f"OSWorld's checkers (the PyPI package desktop-env=={DESKTOP_ENV_VERSION}) are not installed",
             hint=INSTALL_HINT,
         )
-    _install_placeholders()
     _no_proxy_pool()
     try:
-        with warnings.catch_warnings():  # deprecation notices of PyMuPDF/PyPDF2 aimed at OSWorld's code
+        # deprecation notices of PyMuPDF/PyPDF2 are aimed at OSWorld's code
+        with _placeholders(), warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
             getters = importlib.import_module("desktop_env.evaluators.getters")

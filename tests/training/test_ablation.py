@@ -66,7 +66,8 @@ def test_short_ablation_end_to_end_writes_json_and_report(tmp_path):
         assert part in report
     # the same command again resumes: nothing left to train, the same numbers
     again = _invoke("--seeds", "2", *TINY, "--jobs", "2", "--resamples", "200", "--out", str(out))
-    assert again.exit_code == 0 and "training" not in again.output
+    assert again.exit_code == 0, again.output
+    assert " run(s) (" not in again.output  # no "training N run(s)" progress: nothing left to train
     assert json.loads((out / "ablation.json").read_text())["variants"] == data["variants"]
     # another ablation pointed at the same directory is refused, naming what differs
     other = CliRunner().invoke(
