@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from forge_eval._errors import UsageError
-from forge_eval.analysis._budget import at_step_budget, budget_curves
-from forge_eval.analysis._metrics import cell_metrics, trial_cells
+from forge_eval.analysis._budget import at_step_budget
+from forge_eval.analysis._metrics import cell_metrics, summarize_trials, trial_cells
 from forge_eval.analysis._paired import paired_difference
 from forge_eval.analysis._runs import RunTrials, load_run
 
@@ -107,18 +107,20 @@ def _per_seed(cells_a: pd.DataFrame, cells_b: pd.DataFrame) -> list[dict[str, An
 def _budgets(
     a: pd.DataFrame, b: pd.DataFrame, budgets: tuple[int, ...], epochs: int, graded: bool, n: int, seed: int
 ) -> list[dict[str, Any]]:
-    curves = {
-        label: budget_curves(t, budgets, epochs=epochs, graded=graded, n_resamples=n, random_state=seed)
-        for label, t in (("baseline", a), ("run", b))
-    }
+    """Each run's success at every budget, and their paired difference; each run is cut once per budget."""
     rows = []
     for budget in budgets:
-        cells = [trial_cells(at_step_budget(t, budget), epochs=epochs, graded=graded) for t in (a, b)]
+        cut = [at_step_budget(t, budget) for t in (a, b)]
+        success = [
+            summarize_trials(t, epochs=epochs, graded=graded, n_resamples=n, random_state=seed)
+            for t in cut
+        ]
+        cells = [trial_cells(t, epochs=epochs, graded=graded) for t in cut]
         rows.append(
             {
                 "budget": budget,
-                "baseline": curves["baseline"][budget]["success_rate"].to_dict(),
-                "run": curves["run"][budget]["success_rate"].to_dict(),
+                "baseline": success[0]["success_rate"].to_dict(),
+                "run": success[1]["success_rate"].to_dict(),
                 "difference": _difference(*cells, "success_rate", n, seed),
             }
         )
