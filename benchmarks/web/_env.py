@@ -187,19 +187,9 @@ class WebEnv:
 
     async def start(self, start_url: str = "about:blank", task: str = "") -> Observation:
         """Open the episode's context at `start_url` and return the first observation."""
-        self._session = await BrowserSession.acquire(self.config)
-        browser = self._session.browser
-        assert browser is not None
-        self._on_disconnect = lambda _: self._crashed("the browser process exited")
-        browser.on("disconnected", self._on_disconnect)
-        headers = {WORLD_HEADER: self.world} if self.world else None
+        await self._open_context()
+        assert self._context is not None
         async with self._guard():
-            self._context = await browser.new_context(
-                viewport={"width": self.config.width, "height": self.config.height},
-                locale=self.config.locale,
-                timezone_id=self.config.timezone,
-                extra_http_headers=headers,
-            )
             self._context.set_default_timeout(self.config.step_timeout_s * 1000)
             self._context.on("page", self._on_page)
             if self.config.host_map or self.config.allowed_hosts is not None:
@@ -216,6 +206,40 @@ class WebEnv:
         start = {"name": "start", "url": start_url}
         self.trajectory.initial = Step(start, obs.url, obs.title, obs.screenshot, obs.aria)
         return obs
+
+    async def _open_context(self) -> None:
+        """Acquire the shared browser and open this episode's context in it.
+
+        A browser that died while no episode used it (killed between two runs on one loop) still looks
+        connected until the loop reads its close event, so the first failure there relaunches once
+        instead of failing an episode that never touched the dead browser.
+        """
+        from playwright.async_api import Error
+
+        headers = {WORLD_HEADER: self.world} if self.world else None
+        for attempt in (1, 2):
+            self._session = await BrowserSession.acquire(self.config)
+            browser = self._session.browser
+            assert browser is not None
+            try:
+                self._context = await browser.new_context(
+                    viewport={"width": self.config.width, "height": self.config.height},
+                    locale=self.config.locale,
+                    timezone_id=self.config.timezone,
+                    extra_http_headers=headers,
+                )
+            except Error as e:
+                await self._session.release()
+                self._session = None
+                if browser.is_connected():
+                    raise
+                if attempt == 2:
+                    raise BrowserCrashedError(f"browser crashed: {e.message.splitlines()[0]}") from None
+                log.info("the shared browser had exited while idle; launching a fresh one")
+                continue
+            self._on_disconnect = lambda _: self._crashed("the browser process exited")
+            browser.on("disconnected", self._on_disconnect)
+            return
 
     async def close(self) -> None:
         if self._context is not None:

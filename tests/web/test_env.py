@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import io
 
+import psutil
 import pytest
 from PIL import Image
 
@@ -165,3 +166,17 @@ def test_text_judge_view_reads_the_screenshot_with_ocr(test_site: str, run: Loop
             assert "Second page" in content.text.split("OCR of the screenshot:")[1]
 
     run(main())
+
+
+def test_a_browser_killed_while_idle_is_relaunched(test_site: str, run: LoopRunner) -> None:
+    async def episode() -> str:
+        async with WebEnv() as env:
+            return (await env.start(test_site + "/second")).title
+
+    assert run(episode()) == "Second"  # the browser now lingers, idle, on the shared loop
+    killed = [c for c in psutil.Process().children(recursive=True) if "chrom" in c.name()]
+    assert killed
+    for child in killed:
+        child.kill()
+    psutil.wait_procs(killed, timeout=10)
+    assert run(episode()) == "Second"
