@@ -10,6 +10,7 @@ from inspect_ai.dataset import Sample
 
 from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
 from forge_eval.benchmarks.forgelab._data import DATA_DIR
+from forge_eval.benchmarks.forgelab._rollout import rollout_environment
 from forge_eval.benchmarks.forgelab._task import (
     DEFAULT_MESSAGE_LIMIT,
     DEFAULT_TIME_LIMIT,
@@ -37,3 +38,6 @@ class Forgelab(Benchmark):
 
     def task(self, *, seed: int, harness: str, **options: Any) -> Task:
         return forgelab(seed=seed, harness=harness, **options)
+
+    #: A task set up for a training rollout of a real harness (`forge_eval.harnesses.task_environment`).
+    rollout_environment = staticmethod(rollout_environment)

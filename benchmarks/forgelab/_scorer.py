@@ -42,22 +42,27 @@ def forgelab_scorer() -> Scorer:
         if bound is None:
             return Score(value=0.0, answer=answer, explanation="no service world was set up for this sample")
         world, urls = bound
-        client = WorldClient(urls, world)
-        try:
-            final = {service: (await client.state(service))["state"] for service in urls}
-        except ServiceError as e:
-            return Score(value=0.0, answer=answer, explanation=f"could not read the final state: {e}")
-        ctx = CheckContext(answer=answer, final=final, initial=state.metadata["initial_state"])
-        results = run_checks(state.metadata["checks"], ctx)
-        passed = sum(r.passed for r in results)
-        return Score(
-            value=passed / len(results),
-            answer=answer,
-            explanation="\n".join(_line(r) for r in results),
-            metadata={"checks": [_as_dict(r) for r in results], "passed": passed == len(results)},
-        )
+        return await grade_world(WorldClient(urls, world), answer, state.metadata)
 
     return score
+
+
+async def grade_world(client: WorldClient, answer: str, metadata: dict[str, Any]) -> Score:
+    """Run the task's checks (`metadata`) on the world's final state and the answer (the scorer of eval
+    samples and the verifier of training rollouts)."""
+    try:
+        final = {service: (await client.state(service))["state"] for service in client.urls}
+    except ServiceError as e:
+        return Score(value=0.0, answer=answer, explanation=f"could not read the final state: {e}")
+    ctx = CheckContext(answer=answer, final=final, initial=metadata["initial_state"])
+    results = run_checks(metadata["checks"], ctx)
+    passed = sum(r.passed for r in results)
+    return Score(
+        value=passed / len(results),
+        answer=answer,
+        explanation="\n".join(_line(r) for r in results),
+        metadata={"checks": [_as_dict(r) for r in results], "passed": passed == len(results)},
+    )
 
 
 def _line(result: CheckResult) -> str:

@@ -79,19 +79,25 @@ def forgelab_setup() -> Solver:
     """Start the services (once per process) and create this sample's world with its faults."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        cluster = await anyio.to_thread.run_sync(ServiceCluster.shared)
-        services: list[str] = state.metadata["services"]
-        urls = {s: cluster.url(s) for s in services}
-        client = WorldClient(urls, f"{state.sample_id}-e{state.epoch}-{uuid4().hex[:8]}")
-        fault: dict[str, Any] | None = state.metadata.get("fault")
-        initial: dict[str, Any] = state.metadata["initial_state"]
-        for service in services:
-            faults = [] if fault is None or fault["service"] != service else [_without(fault, "service")]
-            await client.reset(service, initial[service], faults)
-        bind_world(client.world, urls)
+        client = await create_world(f"{state.sample_id}-e{state.epoch}", state.metadata)
+        bind_world(client.world, client.urls)
         return state
 
     return solve
+
+
+async def create_world(stem: str, metadata: dict[str, Any]) -> WorldClient:
+    """A fresh world named `stem`-<random> on the shared services, in the task's initial state with its
+    fault (eval samples and training rollouts both start from here)."""
+    cluster = await anyio.to_thread.run_sync(ServiceCluster.shared)
+    services: list[str] = metadata["services"]
+    client = WorldClient({s: cluster.url(s) for s in services}, f"{stem}-{uuid4().hex[:8]}")
+    fault: dict[str, Any] | None = metadata.get("fault")
+    initial: dict[str, Any] = metadata["initial_state"]
+    for service in services:
+        faults = [] if fault is None or fault["service"] != service else [_without(fault, "service")]
+        await client.reset(service, initial[service], faults)
+    return client
 
 
 def _without(mapping: dict[str, Any], key: str) -> dict[str, Any]:

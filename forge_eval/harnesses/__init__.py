@@ -8,6 +8,7 @@ wiring, role-tagging cues and tool rules. `facts_for(name)` is how training and 
 from forge_eval._registry import Registry
 from forge_eval.harnesses._claude_code import ClaudeCodeHarness
 from forge_eval.harnesses._codex import CodexHarness
+from forge_eval.harnesses._environment import TaskEnvironment, serve_tools, task_environment
 from forge_eval.harnesses._external import ExternalHarness, Launch, ProxyEndpoint
 from forge_eval.harnesses._facts import HarnessFacts, TaggingCues, ToolUse
 from forge_eval.harnesses._harness import Harness
@@ -55,6 +56,7 @@ __all__ = [
     "ProxyEndpoint",
     "ReactHarness",
     "TaggingCues",
+    "TaskEnvironment",
     "ToolUse",
     "current_settings",
     "ensure_installed",
@@ -65,4 +67,6 @@ __all__ = [
     "npm_prefix",
     "release_workspace",
     "seed_per_epoch",
+    "serve_tools",
+    "task_environment",
 ]

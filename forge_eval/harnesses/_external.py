@@ -36,6 +36,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 from inspect_ai.tool import Tool
 
 from forge_eval._errors import ForgeError
+from forge_eval.harnesses._environment import serve_tools, task_environment
 from forge_eval.harnesses._harness import Harness
 from forge_eval.harnesses._npm import NpmPackage, ensure_installed
 from forge_eval.harnesses._seeding import run_seed_for, seed_per_epoch
@@ -44,7 +45,14 @@ from forge_eval.harnesses._toolbridge import ToolBridge
 from forge_eval.harnesses._workspace import CONVERSATION_FILE, KEPT_KEY, Workspace
 
 if TYPE_CHECKING:  # the sandbox lives in training.backends, imported when a sample runs
-    from forge_eval.training.backends import SandboxLimits, SandboxResult, SandboxSpec
+    from forge_eval.training.backends import (
+        RolloutCommand,
+        RolloutSpec,
+        SandboxLimits,
+        SandboxResult,
+        SandboxSpec,
+        Verdict,
+    )
 
 #: The model name harnesses ask for; the proxy serves any name with the run's model.
 POLICY_MODEL = "forge-policy"
@@ -128,6 +136,50 @@ class ExternalHarness(Harness):
                 if shutil.which(tool) is None
             ]
         return problems
+
+    async def rollout_command(self, spec: "RolloutSpec", workdir: Path) -> "RolloutCommand":
+        """A training rollout of this harness on a benchmark task (`spec.task`): the task's environment
+        (`task_environment`: world, tools, prompt, grader), its tools behind `forge-tool`, and the same
+        `launch` as in `forge-eval run`, pointed at the rollout's proxy URL and key. The verifier grades
+        the harness's final answer and the world; `cleanup` stops the tools and drops the world."""
+        from forge_eval.training.backends import RolloutCommand, SandboxResult
+
+        environment = await task_environment(spec.task)
+        try:
+            prefix = await asyncio.to_thread(self.install)
+            bridge = ToolBridge(environment.tools)
+            tools_url, stop_tools = await serve_tools(bridge, environment.context)
+        except BaseException:
+            await environment.close()
+            raise
+
+        async def verify(result: SandboxResult, work: Path) -> "Verdict":
+            return await environment.grade(self.final_answer(result.stdout))
+
+        async def cleanup() -> None:
+            try:
+                await stop_tools()
+            finally:
+                await environment.close()
+
+        workspace = _prepare(Workspace(workdir), bridge)
+        launch = self.launch(
+            prompt=prompt_for(environment.system_prompt, bridge, environment.prompt),
+            proxy=ProxyEndpoint(spec.proxy_base_url, spec.api_key),
+            workspace=workspace,
+            prefix=prefix,
+            lean=current_settings().lean,
+        )
+        return RolloutCommand(
+            argv=launch.argv,
+            env=_launch_env(launch, workspace, tools_url),
+            ro_binds=_ro_binds(prefix),
+            forwards=_forwards(tools_url),
+            cwd=workspace.work,
+            verify=verify,
+            limits=self.limits(),
+            cleanup=cleanup,
+        )
 
     def solver(
         self,
@@ -321,12 +373,26 @@ def _sandbox_spec(
 ) -> "SandboxSpec":
     """The harness in a sandbox: the workspace writable, the npm cache and this Python read-only, and the
     ports of the proxy's data plane and of the tool bridge forwarded at the same numbers (nothing else)."""
-    from forge_eval.training.backends import SandboxSpec, python_ro_binds
+    from forge_eval.training.backends import SandboxSpec
 
+    return SandboxSpec(
+        argv=launch.argv,
+        workdir=workspace.root,
+        cwd=workspace.work,
+        env=_launch_env(launch, workspace, tools_url),
+        forwards=_forwards(proxy_url, tools_url),
+        ro_binds=_ro_binds(prefix),
+        limits=harness.limits(),
+        timeout_s=harness.timeout_s,
+    )
+
+
+def _launch_env(launch: Launch, workspace: Workspace, tools_url: str) -> dict[str, str]:
+    """Write the launch's config files; the harness's environment in the workspace (eval and training)."""
     for path, text in launch.files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    env = {
+    return {
         "HOME": str(workspace.home),
         "TMPDIR": str(workspace.tmp),
         "LANG": "C.UTF-8",
@@ -334,17 +400,19 @@ def _sandbox_spec(
         **launch.env,
         "PATH": f"{workspace.bin}:{launch.env.get('PATH', '/usr/local/bin:/usr/bin:/bin')}",
     }
-    ports = [int(url.rsplit(":", 1)[1]) for url in (proxy_url, tools_url)]
-    return SandboxSpec(
-        argv=launch.argv,
-        workdir=workspace.root,
-        cwd=workspace.work,
-        env=env,
-        forwards={port: f"127.0.0.1:{port}" for port in ports},
-        ro_binds=[prefix, *python_ro_binds()],
-        limits=harness.limits(),
-        timeout_s=harness.timeout_s,
-    )
+
+
+def _forwards(*urls: str) -> dict[int, str]:
+    """The host ports of `urls`, forwarded into the sandbox at the same numbers."""
+    ports = [int(url.rsplit(":", 1)[1].split("/", 1)[0]) for url in urls]
+    return {port: f"127.0.0.1:{port}" for port in ports}
+
+
+def _ro_binds(prefix: Path) -> list[Path]:
+    """What the harness reads in its sandbox: the npm prefix, and this Python for `forge-tool`."""
+    from forge_eval.training.backends import python_ro_binds
+
+    return [prefix, *python_ro_binds()]
 
 
 async def _run(spec: "SandboxSpec", sandbox: bool) -> "SandboxResult":

@@ -63,7 +63,7 @@ class LocalBackend(RolloutBackend):
     Args:
         program: Builds each rollout's command (default: the task's `command` or the harness's
             `rollout_command`).
-        limits: Per-rollout CPU / memory / pids caps.
+        limits: Per-rollout CPU / memory / pids caps (for commands that name no `limits` of their own).
         max_concurrent: Rollouts running at once.
         root_dir: Where the per-rollout directories go (default: a fresh temporary directory).
         keep_workdirs: Keep each rollout's work directory and logs after `stop()` (debugging).
@@ -123,21 +123,26 @@ class LocalBackend(RolloutBackend):
                 inner = dataclasses.replace(spec, proxy_base_url=inner_url)
                 forwards = {self.proxy_port: _host_target(spec.proxy_base_url)}
             command = await resolve(self.program, inner, work)
-            sandbox = await start_sandbox(
-                SandboxSpec(
-                    argv=list(command.argv),
-                    workdir=work,
-                    env={**spec.env, **proxy_env(inner), **command.env},
-                    forwards={**forwards, **command.forwards},
-                    ro_binds=list(command.ro_binds),
-                    limits=self.limits,
-                    timeout_s=spec.deadline_s,
-                    log_dir=root / "logs",
-                    hostname=f"forge-{spec.attempt}",
-                    cwd=command.cwd,
-                ),
-                no_sandbox=self.no_sandbox,
-            )
+            try:
+                sandbox = await start_sandbox(
+                    SandboxSpec(
+                        argv=list(command.argv),
+                        workdir=work,
+                        env={**spec.env, **proxy_env(inner), **command.env},
+                        forwards={**forwards, **command.forwards},
+                        ro_binds=list(command.ro_binds),
+                        limits=command.limits or self.limits,
+                        timeout_s=spec.deadline_s,
+                        log_dir=root / "logs",
+                        hostname=f"forge-{spec.attempt}",
+                        cwd=command.cwd,
+                    ),
+                    no_sandbox=self.no_sandbox,
+                )
+            except BaseException:
+                if command.cleanup is not None:
+                    await command.cleanup()
+                raise
         except BaseException:
             self._slot().release()
             if root is not None and not self.keep_workdirs:
@@ -172,5 +177,10 @@ class LocalBackend(RolloutBackend):
         if not running.released:
             running.released = True
             self._slot().release()
+            if running.command.cleanup is not None:
+                try:
+                    await running.command.cleanup()
+                except Exception as e:  # the rollout is over either way; its outcome stands
+                    logger.warning("cleanup of rollout %s failed: %s", handle.rollout_id, e)
             if not self.keep_workdirs:
                 shutil.rmtree(running.root, ignore_errors=True)

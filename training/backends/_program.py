@@ -14,7 +14,7 @@ from typing import Any
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.training.backends._backend import RolloutSpec
-from forge_eval.training.backends._sandbox import SandboxResult
+from forge_eval.training.backends._sandbox import SandboxLimits, SandboxResult
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,9 @@ class RolloutCommand:
         forwards: More ports to reach besides the proxy (sandbox port -> host target), e.g. a tool server.
         cwd: Its working directory inside the work directory (default: the work directory).
         verify: Grades the finished rollout on the host (the verifier is trusted code; the harness is not).
+        limits: The harness's own CPU / memory / pids needs (default: the backend's limits).
+        cleanup: Frees what the program set up for the rollout on the host (a task's world, a tool
+            server); the backend awaits it once, at stop, after the verifier.
     """
 
     argv: Sequence[str]
@@ -48,6 +51,8 @@ class RolloutCommand:
     forwards: Mapping[int, str] = field(default_factory=dict)
     cwd: Path | None = None
     verify: Verifier | None = None
+    limits: SandboxLimits | None = None
+    cleanup: Callable[[], Awaitable[None]] | None = None
 
 
 RolloutProgram = Callable[[RolloutSpec, Path], RolloutCommand | Awaitable[RolloutCommand]]

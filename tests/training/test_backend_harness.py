@@ -1,0 +1,109 @@
+"""Real harnesses as training rollouts: a forgelab task exported with `task_rows`, run by
+`ForgeProxyAgentLoop` as training/configs/agent_loops.yaml instantiates it (`backend: local`), the REAL
+harness binary in its bubblewrap sandbox, the real recording proxy, and a scripted upstream model (the
+only stand-in: no model server fits a test's time budget here). The harness's `rollout_command` sets the
+task's world and tools up, forgelab's own checks grade it, and the records become training outputs."""
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from forge_eval.benchmarks.forgelab import select_samples
+from forge_eval.harnesses import HARNESSES
+from forge_eval.training.backends import LocalBackend, RolloutSpec
+from forge_eval.training.proxy import (
+    ProxyConfig,
+    ScriptedUpstream,
+    ServerThread,
+    create_app,
+    create_control_app,
+    iter_attempts,
+    read_calls,
+    read_rollout,
+    serve_in_thread,
+)
+from tests.harnesses._policy import COMMAND, TASK_ID, UNREACHABLE, ForgeToolPolicy, probe_command
+from tests.training._sandboxes import needs_bwrap
+from tests.training.conftest import PROXY_ADMIN_KEY, PROXY_SECRET
+
+pytestmark = [needs_bwrap, pytest.mark.harness]
+CONFIGS = Path(__file__).parents[2] / "training" / "configs"
+
+
+def _loop(proxy: ServerThread, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN202
+    """The agent loop exactly as veRL builds it from agent_loops.yaml, pointed at this test's proxy."""
+    import hydra
+    from omegaconf import OmegaConf
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
+
+    monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", PROXY_ADMIN_KEY)
+    (entry,) = OmegaConf.load(CONFIGS / "agent_loops.yaml")
+    entry.proxy_url, entry.control_url, entry.deadline_s = proxy.url, proxy.control_url, 120
+    return hydra.utils.instantiate(
+        config=entry,
+        trainer_config=DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}})),
+        server_manager=None,
+        tokenizer=None,
+        processor=None,
+        hf_model_type=None,
+        dataset_cls=None,
+        data_config=DictConfigWrap(OmegaConf.create({})),
+        tools=ToolListWrap([]),
+    )
+
+
+@pytest.mark.verl
+@pytest.mark.slow
+@pytest.mark.parametrize("harness", ["codex", "claude-code"])
+def test_forgelab_task_as_a_training_rollout(harness: str, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    from forge_eval.training.verl import task_rows
+
+    policy = ForgeToolPolicy()
+    records = tmp_path / "records"
+    with serve_in_thread(ScriptedUpstream(policy=policy).app()) as upstream:
+        # the model's shell call also tries the upstream itself: from the sandbox only the proxy is in reach
+        policy.command = probe_command(f"{upstream.url}/v1/models")
+        config = ProxyConfig(
+            records_dir=records, secret=PROXY_SECRET, admin_key=PROXY_ADMIN_KEY, upstreams=[upstream.url]
+        )
+        app = create_app(config)
+        proxy = ServerThread(app, control=create_control_app(app)).start()
+        try:
+            loop = _loop(proxy, monkeypatch)
+            assert isinstance(loop.backend, LocalBackend)
+            loop.backend.root_dir = tmp_path / "rollouts"
+            [row] = task_rows("forgelab", select_samples(task_ids=TASK_ID), harness=harness)
+            outputs = asyncio.run(loop.run({"temperature": 1.0}, uid="g1", **row))
+        finally:
+            proxy.stop()
+
+    [(rollout_id, attempt)] = list(iter_attempts(records))
+    record = read_rollout(records, rollout_id, attempt)
+    assert (record.task_id, record.harness, record.group_uid) == (TASK_ID, harness, "g1")
+    assert record.termination == "completed" and record.exit_code == 0
+    # forgelab's own checks graded it: the answer quotes the phone number the tool returned in the sandbox
+    assert record.reward == 1.0, record
+    assert "415 555 0142" in record.answer and UNREACHABLE in record.answer
+    assert "MODEL-SERVER-REACHED" not in record.answer
+    calls = read_calls(records, rollout_id, attempt)
+    assert len(calls) >= 2 and COMMAND in json.dumps(calls[0].returned_response)
+    # training outputs: token rows carrying the verifier's reward
+    assert outputs and {o.reward_score for o in outputs} == {1.0}
+    assert all(len(o.response_ids) == len(o.response_mask) > 0 for o in outputs)
+    assert not list((tmp_path / "rollouts").glob("*/*")), "the rollout's work dir was not cleaned up"
+
+
+def test_task_without_a_benchmark_is_a_clear_error(tmp_path: Path) -> None:
+    from forge_eval._errors import ForgeError, UsageError
+
+    codex = HARNESSES.get("codex")
+
+    def spec(task: dict) -> RolloutSpec:
+        return RolloutSpec("r", 0, "codex", {"task_id": "x", **task}, "http://h:9", "k", 5)
+
+    with pytest.raises(UsageError, match="has no benchmark"):
+        asyncio.run(codex.rollout_command(spec({}), tmp_path))
+    with pytest.raises(ForgeError, match="no rollout_environment"):
+        asyncio.run(codex.rollout_command(spec({"benchmark": "claweval"}), tmp_path))
