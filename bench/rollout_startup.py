@@ -1,8 +1,9 @@
 """Rollout startup: sandbox start-to-first-model-call latency and rollouts/minute with 8 at a time.
 
-Per real harness (`--harnesses codex,claude-code[,openclaw]`): the harness's own launch
-(forge_eval.harnesses) in the local sandbox, talking to the real recording proxy over the scripted
-upstream; the proxy's data plane stamps the first call of each rollout (path /r/<rollout>/...).
+Per real harness (`--harnesses codex,claude-code[,openclaw]`): forgelab training rollouts as the trainer
+runs them (`LocalBackend`, the harness's `rollout_command`: task world, tool bridge, its launch) talking to
+the real recording proxy over the scripted upstream; "setup" is start() up to the sandbox's start, and the
+proxy's data plane stamps the first call of each rollout (path /r/<rollout>/...).
 A trivial harness (system python3: one chat call to its base URL, then exit) runs as `local`-backend
 rollouts against the scripted OpenAI-compatible upstream, in bubblewrap sandboxes and, side by side in the
 same run, unsandboxed (`no_sandbox=True`) as the baseline; the upstream stamps each rollout's first request.
@@ -87,44 +88,49 @@ async def _batch(url: str, stamps: FirstCall, n: int, concurrency: int, sandboxe
 
 
 async def _harness_runs(name: str, repeats: int) -> dict[str, Any]:
-    """`repeats` sandboxed runs of harness `name` on a one-step task through the real proxy."""
-    from forge_eval.harnesses import HARNESSES, ProxyEndpoint
-    from forge_eval.harnesses._external import _sandbox_spec
-    from forge_eval.harnesses._workspace import Workspace
+    """`repeats` training rollouts of harness `name` on forgelab's contacts-phone task: `LocalBackend` with
+    the harness's own `rollout_command` (world, tool bridge, launch), through the real proxy."""
+    from forge_eval.harnesses import HARNESSES
     from forge_eval.training._proxy_control import HttpProxyControl
     from forge_eval.training.proxy import ProxyConfig, ServerThread, create_app, create_control_app
 
-    harness = HARNESSES.get(name)
-    prefix = await asyncio.to_thread(harness.install)
-    latency, wall, ok = [], [], 0
+    await asyncio.to_thread(HARNESSES.get(name).install)
+    latency, wall, setup, ok = [], [], [], 0
     with serve_in_thread(ScriptedUpstream().app()) as upstream, tempfile.TemporaryDirectory() as tmp:
         config = ProxyConfig(records_dir=Path(tmp) / "records", secret="bench", upstreams=[upstream.url])
         app = create_app(config)
         stamps = FirstCall(app)
         server = ServerThread(stamps, control=create_control_app(app)).start()
         control = HttpProxyControl(str(server.control_url), str(config.admin_key))
+        backend = LocalBackend(root_dir=Path(tmp) / "rollouts")
+        task = {"benchmark": "forgelab", "task_id": "contacts-phone", "harness": name}
         try:
             for i in range(repeats):
                 created = await control.create_rollout({"rollout_id": f"{name}-{i}", "harness": name})
-                workspace = Workspace(Path(tmp) / f"ws-{i}").create()
-                launch = harness.launch(
-                    prompt="create hello.txt containing hi",
-                    proxy=ProxyEndpoint(server.url + created.base_path, created.api_key),
-                    workspace=workspace,
-                    prefix=prefix,
-                )
-                # no tool server in this bench: the proxy's port stands in for the tools' forward
-                spec = _sandbox_spec(harness, launch, workspace, prefix, server.url, server.url)
-                sandbox = await start_sandbox(spec)
-                result = await sandbox.wait()
-                ok += result.status == "completed"
-                wall.append(result.duration_s)
+                url = server.url + created.base_path
+                spec = RolloutSpec(f"{name}-{i}", 0, name, task, url, created.api_key, 300.0)
+                t0 = time.time()
+                handle = await backend.start(spec)
+                started = handle.ref.sandbox.started_at
+                setup.append(started - t0)
+                try:
+                    outcome = await backend.wait(handle, time.time() + spec.deadline_s)
+                finally:
+                    await backend.stop(handle)
+                ok += outcome.status == "completed"
+                wall.append(time.time() - started)
                 if f"{name}-{i}" in stamps.first:
-                    latency.append(stamps.first[f"{name}-{i}"] - sandbox.started_at)
+                    latency.append(stamps.first[f"{name}-{i}"] - started)
         finally:
             await control.aclose()
             server.stop()
-    return {"ok": ok, "n": repeats, "first": statistics.median(latency), "wall": statistics.median(wall)}
+    return {
+        "ok": ok,
+        "n": repeats,
+        "setup": statistics.median(setup),
+        "first": statistics.median(latency),
+        "wall": statistics.median(wall),
+    }
 
 
 async def _bare(repeats: int) -> tuple[float, float]:
@@ -169,10 +175,11 @@ def main() -> None:
         f"plain subprocess {bare_plain * 1000:.1f} ms (x{bare_sbx / bare_plain:.0f})"
     )
     if harnesses:
-        print(f"real harnesses in the sandbox, one step via the proxy (median of {args.harness_repeats})")
-        print(f"{'':14}{'ok':>6}{'start->first call s':>21}{'start->exit s':>15}")
+        print(f"real harnesses: forgelab training rollouts, local backend (median of {args.harness_repeats})")
+        print(f"{'':14}{'ok':>6}{'setup s':>9}{'start->first call s':>21}{'start->exit s':>15}")
         for name, r in harnesses.items():
-            print(f"{name:14}{r['ok']:>3}/{r['n']:<2}{r['first']:>21.2f}{r['wall']:>15.2f}")
+            row = f"{r['setup']:>9.2f}{r['first']:>21.2f}{r['wall']:>15.2f}"
+            print(f"{name:14}{r['ok']:>3}/{r['n']:<2}{row}")
 
 
 if __name__ == "__main__":
