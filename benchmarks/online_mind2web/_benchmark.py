@@ -2,41 +2,28 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 
-from forge_eval._errors import UnknownNameError, UsageError
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
-from forge_eval.benchmarks.online_mind2web._data import LEVELS, load_tasks, to_sample
-from forge_eval.benchmarks.web import browser_requirements
-from forge_eval.benchmarks.web._live import live_web_task, require_live_web
-from forge_eval.benchmarks.web.judges import JUDGE_ROLE, judge_info, webjudge
+from forge_eval.benchmarks._benchmark import OfficialSettings
+from forge_eval.benchmarks.online_mind2web._data import load_tasks, to_sample
+from forge_eval.benchmarks.web._live import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TIME_LIMIT,
+    LiveWebBenchmark,
+    live_web_task,
+    narrow,
+    pick,
+)
+from forge_eval.benchmarks.web.judges import JUDGE_ROLE, webjudge
 
-#: There is no official cap: MolmoWeb's default is 30 (the harness the paper used), Fara's runs use 100.
-DEFAULT_MAX_STEPS = 30
-DEFAULT_TIME_LIMIT = 1800
 OFFICIAL_JUDGE = "openai/o4-mini"
 
 
 def select(version: str, task_ids: str | None, level: str | None, data_dir: str | None) -> list[Sample]:
-    tasks = load_tasks(version, data_dir)
-    if level:
-        if level not in LEVELS:
-            raise UsageError(
-                f"unknown Online-Mind2Web level '{level}'", hint=f"use one of {', '.join(LEVELS)}"
-            )
-        tasks = [t for t in tasks if t.level == level]
-    if task_ids:
-        by_id = {t.id: t for t in tasks}
-        wanted = [i.strip() for i in task_ids.split(",") if i.strip()]
-        for i in wanted:
-            if i not in by_id:
-                raise UnknownNameError("Online-Mind2Web task", i, list(by_id))
-        tasks = [by_id[i] for i in wanted]
-    return [to_sample(t, version) for t in tasks]
+    """The samples of one version, narrowed to a level (easy, medium, hard) and/or listed task ids."""
+    tasks = narrow(load_tasks(version, data_dir), lambda t: t.level, level, "Online-Mind2Web level")
+    return [to_sample(t, version) for t in pick(tasks, task_ids, "Online-Mind2Web")]
 
 
 @task
@@ -84,10 +71,9 @@ def online_mind2web(
     )
 
 
-class OnlineMind2Web(Benchmark):
+class OnlineMind2Web(LiveWebBenchmark):
     name = "online_mind2web"
     description = "Online-Mind2Web: 300 live-web tasks on 136 sites, judged by WebJudge"
-    default_harness = "molmoweb"
     official = OfficialSettings(
         trials=3,
         pass_threshold=1.0,
@@ -97,17 +83,7 @@ class OnlineMind2Web(Benchmark):
         paper_scores={"success_rate": 0.630},
         paper_source="OpenForgeRL (arXiv 2607.21557): Online-Mind2Web, 300 tasks, after RL",
     )
-    accepts_data_dir = True
-
-    def requirements(self) -> list[str]:
-        require_live_web(self.name)
-        return browser_requirements()
-
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        return select("2025-11", None, None, str(data_dir) if data_dir else None)
-
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        return online_mind2web(seed=seed, harness=harness, **options)
-
-    def judge_info(self, judge_model: str) -> dict[str, Any]:
-        return judge_info("webjudge", judge_model, OFFICIAL_JUDGE)
+    judge_kind = "webjudge"
+    default_version = "2025-11"
+    task_function = online_mind2web
+    select = select

@@ -12,24 +12,12 @@ from pathlib import Path
 
 from inspect_ai.dataset import Sample
 
-from forge_eval._errors import ForgeError, UnknownNameError
-from forge_eval.benchmarks._acquire import DataSource, locate_data
+from forge_eval._errors import ForgeError
+from forge_eval.benchmarks.web._upstream import fara_source, locate_version, molmoweb_source
 
 SOURCES = {
-    "2025-06": DataSource(
-        benchmark="online-mind2web-2025-06",
-        repo="microsoft/fara",
-        revision="3f3f1fd",
-        marker="Online_Mind2Web_06042025.json",
-        subdirs=("webeval/data/om2w", "om2w", "microsoft-fara_3f3f1fd/om2w"),
-    ),
-    "2025-11": DataSource(
-        benchmark="online-mind2web-2025-11",
-        repo="allenai/molmoweb",
-        revision="6a841b4",
-        marker="online_mind2web.json",
-        subdirs=("allenai-molmoweb_6a841b4", "data", "benchmarks/data"),
-    ),
+    "2025-06": fara_source("online-mind2web-2025-06", "Online_Mind2Web_06042025.json", "om2w"),
+    "2025-11": molmoweb_source("online-mind2web-2025-11", "online_mind2web.json"),
 }
 VERSIONS = tuple(SOURCES)
 #: The suffix MolmoWeb's copy gives the tasks the 2025-11-03 update replaced.
@@ -53,10 +41,8 @@ class Mind2WebTask:
 
 def load_tasks(version: str = "2025-11", data_dir: Path | str | None = None) -> list[Mind2WebTask]:
     """The tasks of one version, from `data_dir` (a copy of the upstream repo or its data folder)."""
-    if version not in SOURCES:
-        raise UnknownNameError("Online-Mind2Web version", version, list(SOURCES))
-    source = SOURCES[version]
-    path = locate_data(source, data_dir) / source.marker
+    source, folder = locate_version(SOURCES, version, data_dir, "Online-Mind2Web")
+    path = folder / source.marker
     try:
         rows = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:

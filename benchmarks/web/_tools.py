@@ -15,7 +15,11 @@ _JSON_TYPES = {float: "number", int: "integer", str: "string", bool: "boolean"}
 
 
 def observation_content(obs: Observation, screenshot: bool, error: str | None = None) -> list[Any]:
-    """An observation as tool-result content: page facts as text, the screenshot as an image."""
+    """An observation as tool-result content: page facts as text, the screenshot as an image.
+
+    With the element list on (text-only models) the text also carries the page (elements + ARIA), since
+    such a model has no other way to read it; coordinates are viewport pixels, as the tools take them.
+    """
     lines = [f"url: {obs.url}", f"title: {obs.title}"]
     if len(obs.tabs) > 1:
         lines.append(
@@ -24,7 +28,7 @@ def observation_content(obs: Observation, screenshot: bool, error: str | None = 
     if error:
         lines.insert(0, f"error: {error}")
     if obs.elements is not None:
-        lines.append("elements (click at their x, y):\n" + obs.elements_text())
+        lines.append(obs.page_text())
     content: list[Any] = [ContentText(text="\n".join(lines))]
     if screenshot:
         content.append(ContentImage(image=obs.screenshot_data_uri()))

@@ -6,6 +6,9 @@ import base64
 from dataclasses import dataclass, field
 from typing import Any
 
+#: Characters of compacted ARIA a text-only model is shown (every prompt token costs ~25 ms on a CPU core).
+ARIA_CHARS = 1000
+
 
 @dataclass
 class Observation:
@@ -29,11 +32,45 @@ class Observation:
     def screenshot_data_uri(self) -> str:
         return "data:image/png;base64," + base64.b64encode(self.screenshot).decode()
 
-    def elements_text(self) -> str:
-        """The element list as lines `[id] role "name" at (x, y)` for text-only agents."""
-        return "\n".join(
-            f'[{e["id"]}] {e["role"]} "{e["name"]}" at ({e["x"]}, {e["y"]})' for e in self.elements or []
-        )
+    def elements_text(self, viewport: tuple[int, int] | None = None) -> str:
+        """The element list as lines `[id] role "name" at x, y` for text-only agents.
+
+        Args:
+            viewport: (width, height): coordinates as percentages of it (MolmoWeb's convention);
+                None: viewport pixels (what the browser tools take).
+        """
+        def at(e: dict[str, Any]) -> str:
+            if viewport is None:
+                return f"x={e['x']}, y={e['y']}"
+            return f"x={e['x'] * 100 / viewport[0]:.1f}, y={e['y'] * 100 / viewport[1]:.1f}"
+
+        return "\n".join(f'[{e["id"]}] {e["role"]} "{e["name"]}" at {at(e)}' for e in self.elements or [])
+
+    def page_text(self, viewport: tuple[int, int] | None = None, aria_chars: int = ARIA_CHARS) -> str:
+        """The page for a model that cannot see the screenshot: interactive elements + compact ARIA."""
+        aria = compact_aria(self.aria or "")
+        if len(aria) > aria_chars:
+            aria = aria[:aria_chars] + "\n(page text cut)"
+        return f"Interactive elements:\n{self.elements_text(viewport)}\nPage text:\n{aria}"
+
+
+def compact_aria(aria: str) -> str:
+    """Playwright's ARIA snapshot without what a text-only model pays for and cannot use.
+
+    `/url:` lines (a third of a link-heavy page's characters; the agent clicks, it does not read hrefs)
+    are dropped, and with them the colon that only announced them.
+    """
+    lines: list[str] = []
+    for line in aria.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith("- /url:"):
+            parent = lines[-1] if lines else ""
+            # The colon goes only when the URL was the parent's one child (its line is the one above).
+            if parent.endswith(":") and len(parent) - len(parent.lstrip()) < len(line) - len(stripped):
+                lines[-1] = parent[:-1]
+            continue
+        lines.append(line)
+    return "\n".join(lines)
 
 
 @dataclass

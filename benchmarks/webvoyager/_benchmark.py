@@ -2,41 +2,28 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 
-from forge_eval._errors import UnknownNameError
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
-from forge_eval.benchmarks.web import browser_requirements
-from forge_eval.benchmarks.web._live import live_web_task, require_live_web
-from forge_eval.benchmarks.web.judges import JUDGE_ROLE, judge_info, webvoyager_judge
+from forge_eval.benchmarks._benchmark import OfficialSettings
+from forge_eval.benchmarks.web._live import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TIME_LIMIT,
+    LiveWebBenchmark,
+    live_web_task,
+    narrow,
+    pick,
+)
+from forge_eval.benchmarks.web.judges import JUDGE_ROLE, webvoyager_judge
 from forge_eval.benchmarks.webvoyager._data import load_tasks, to_sample
 
-#: MolmoWeb's `--max_steps` default, the harness the paper ran WebVoyager with (Fara's own runs use 100).
-DEFAULT_MAX_STEPS = 30
-#: MolmoWeb's time budget per trajectory.
-DEFAULT_TIME_LIMIT = 1800
 OFFICIAL_JUDGE = "openai/gpt-4o"
 
 
 def select(version: str, task_ids: str | None, site: str | None, data_dir: str | None) -> list[Sample]:
-    tasks = load_tasks(version, data_dir)
-    if site:
-        sites = sorted({t.site for t in tasks})
-        if site not in sites:
-            raise UnknownNameError("WebVoyager site", site, sites)
-        tasks = [t for t in tasks if t.site == site]
-    if task_ids:
-        by_id = {t.id: t for t in tasks}
-        wanted = [i.strip() for i in task_ids.split(",") if i.strip()]
-        for i in wanted:
-            if i not in by_id:
-                raise UnknownNameError("WebVoyager task", i, list(by_id))
-        tasks = [by_id[i] for i in wanted]
-    return [to_sample(t, version) for t in tasks]
+    """The samples of one version, narrowed to a site (e.g. "Allrecipes") and/or listed task ids."""
+    tasks = narrow(load_tasks(version, data_dir), lambda t: t.site, site, "WebVoyager site")
+    return [to_sample(t, version) for t in pick(tasks, task_ids, "WebVoyager")]
 
 
 @task
@@ -84,10 +71,9 @@ def webvoyager(
     )
 
 
-class WebVoyager(Benchmark):
+class WebVoyager(LiveWebBenchmark):
     name = "webvoyager"
     description = "WebVoyager (Fara-595): 595 live-web tasks on 15 sites, MolmoWeb harness, LLM judge"
-    default_harness = "molmoweb"
     official = OfficialSettings(
         trials=1,
         pass_threshold=1.0,
@@ -97,17 +83,7 @@ class WebVoyager(Benchmark):
         paper_scores={"success_rate": 0.723},
         paper_source="OpenForgeRL (arXiv 2607.21557): WebVoyager Fara-595, MolmoWeb harness, after RL",
     )
-    accepts_data_dir = True
-
-    def requirements(self) -> list[str]:
-        require_live_web(self.name)
-        return browser_requirements()
-
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        return select("fara", None, None, str(data_dir) if data_dir else None)
-
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        return webvoyager(seed=seed, harness=harness, **options)
-
-    def judge_info(self, judge_model: str) -> dict[str, Any]:
-        return judge_info("webvoyager", judge_model, OFFICIAL_JUDGE)
+    judge_kind = "webvoyager"
+    default_version = "fara"
+    task_function = webvoyager
+    select = select

@@ -14,24 +14,13 @@ from pathlib import Path
 
 from inspect_ai.dataset import Sample
 
-from forge_eval._errors import ForgeError, UnknownNameError
-from forge_eval.benchmarks._acquire import DataSource, locate_data
+from forge_eval._errors import ForgeError
+from forge_eval.benchmarks._acquire import locate_data
+from forge_eval.benchmarks.web._upstream import fara_source, locate_version, molmoweb_source
 
 SOURCES = {
-    "fara": DataSource(
-        benchmark="webvoyager-fara",
-        repo="microsoft/fara",
-        revision="3f3f1fd",
-        marker="WebVoyager_data_08312025.jsonl",
-        subdirs=("webeval/data/webvoyager", "webvoyager", "microsoft-fara_3f3f1fd/webvoyager"),
-    ),
-    "molmoweb": DataSource(
-        benchmark="webvoyager-molmoweb",
-        repo="allenai/molmoweb",
-        revision="6a841b4",
-        marker="webvoyager.jsonl",
-        subdirs=("allenai-molmoweb_6a841b4", "data", "benchmarks/data"),
-    ),
+    "fara": fara_source("webvoyager-fara", "WebVoyager_data_08312025.jsonl", "webvoyager"),
+    "molmoweb": molmoweb_source("webvoyager-molmoweb", "webvoyager.jsonl"),
 }
 VERSIONS = tuple(SOURCES)
 
@@ -94,10 +83,7 @@ def _fara_references(data_dir: Path | str | None) -> dict[str, dict]:
 
 def load_tasks(version: str = "fara", data_dir: Path | str | None = None) -> list[VoyagerTask]:
     """The tasks of one version, from `data_dir` (a copy of the upstream repo or its data folder)."""
-    if version not in SOURCES:
-        raise UnknownNameError("WebVoyager version", version, list(SOURCES))
-    source = SOURCES[version]
-    folder = locate_data(source, data_dir)
+    source, folder = locate_version(SOURCES, version, data_dir, "WebVoyager")
     rows = _read_jsonl(folder / source.marker)
     references = _references(folder) if version == "fara" else _fara_references(data_dir)
     return [

@@ -30,7 +30,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 from inspect_ai.tool import Tool
 
-from forge_eval.benchmarks.web import ACTIONS, Observation, WebEnv, current_env
+from forge_eval.benchmarks.web import ACTIONS, WebEnv, current_env
 from forge_eval.harnesses._facts import HarnessFacts, TaggingCues
 from forge_eval.harnesses._harness import Harness
 from forge_eval.harnesses._seeding import seed_per_epoch
@@ -38,8 +38,8 @@ from forge_eval.models import EMBEDDED_MODELS
 
 #: Text history the model sees (MolmoWeb's CLI default).
 MAX_PAST_STEPS = 10
-#: Characters of the ARIA snapshot shown to text-only models (every prompt token costs time on CPU).
-TEXT_PAGE_CHARS = 1200
+#: Characters of a past step's error the history repeats (the first sentence says what went wrong).
+HISTORY_ERROR_CHARS = 120
 _XY_KEYS = (("x", "y"), ("from_x", "from_y"), ("to_x", "to_y"))
 
 FACTS = HarnessFacts(name="molmoweb", tagging=TaggingCues(aux_without_tools=False))
@@ -86,20 +86,11 @@ def to_pixels(action: dict[str, Any], width: int, height: int) -> dict[str, Any]
     return out
 
 
-def _text_page(obs: Observation, width: int, height: int) -> str:
-    elements = "\n".join(
-        f'[{e["id"]}] {e["role"]} "{e["name"]}" '
-        f"at x={e['x'] * 100 / width:.1f}, y={e['y'] * 100 / height:.1f}"
-        for e in obs.elements or []
-    )
-    return f"Interactive elements:\n{elements}\nPage text (ARIA):\n{(obs.aria or '')[:TEXT_PAGE_CHARS]}"
-
-
 def _history(env: WebEnv) -> str:
     lines = []
     steps = env.trajectory.steps
     for i, s in enumerate(steps[-MAX_PAST_STEPS:], start=max(0, len(steps) - MAX_PAST_STEPS) + 1):
-        note = f" (error: {s.error})" if s.error else ""
+        note = f" (error: {s.error[:HISTORY_ERROR_CHARS]})" if s.error else ""
         lines.append(f"{i}. thought: {s.thought or '-'} | action: {json.dumps(s.action)}{note}")
     return "\n".join(lines) or "(none yet)"
 
@@ -134,7 +125,7 @@ def molmoweb_agent(observation: str = "auto") -> Solver:
             header += f"Previous steps:\n{_history(env)}\n"
             content: list[Any] = [ContentText(text=header)]
             if text:
-                content.append(ContentText(text=_text_page(obs, env.config.width, env.config.height)))
+                content.append(ContentText(text=obs.page_text((env.config.width, env.config.height))))
             else:
                 content.append(ContentImage(image=obs.screenshot_data_uri()))
             messages: list[ChatMessage] = [

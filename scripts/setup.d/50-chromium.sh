@@ -5,21 +5,12 @@
 # driver, python-multipart for the sites' forms) in the venv. Test-only: `make run` needs no browser.
 # Idempotent: skips apt and pip when everything is present.
 set -euo pipefail
+. "$(dirname "$0")/_apt.bash"
 cd "$(dirname "$0")/../.."
 VENV="${VENV:-.venv}"
 
 APT_PACKAGES=(chromium chromium-headless-shell fonts-dejavu-core fonts-liberation2 tesseract-ocr tesseract-ocr-eng)
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "installing browser packages: ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-else
-  echo "browser packages already installed"
-fi
+apt_install_missing browser "${APT_PACKAGES[@]}"
 
 if "$VENV/bin/python" -c "import playwright, multipart" 2>/dev/null; then
   echo "playwright already installed"

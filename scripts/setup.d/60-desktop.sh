@@ -5,6 +5,7 @@
 # the optional sandbox, and OSWorld's own evaluators (`desktop-env`, pinned, --no-deps + what its getters
 # and metrics import) into the venv. Test-only: `make run` needs none of it. Idempotent: skips what is there.
 set -euo pipefail
+. "$(dirname "$0")/_apt.bash"
 cd "$(dirname "$0")/../.."
 VENV="${VENV:-.venv}"
 
@@ -14,17 +15,7 @@ APT_PACKAGES=(
   libreoffice-calc libreoffice-impress libreoffice-writer libreoffice-gtk3
   gimp vlc thunderbird fonts-dejavu-core fonts-liberation2 passwd
 )
-missing=()
-for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "installing desktop packages: ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-else
-  echo "desktop packages already installed"
-fi
+apt_install_missing desktop "${APT_PACKAGES[@]}"
 
 # OSWorld's evaluators (desktop-env --no-deps + the `osworld` extra) and the desktop's pyautogui.
 SITE="${FORGE_CACHE_DIR:-$HOME/.cache/forge-eval}/osworld-desktop-site"

@@ -55,7 +55,7 @@ def test_online_mind2web_both_versions() -> None:
     (sample,) = select_om2w("2025-11", replaced.id, None, str(DATA / "online_mind2web"))
     assert sample.input == replaced.task and sample.metadata["start_url"] == replaced.website
     assert len(select_om2w("2025-06", None, "hard", str(DATA / "online_mind2web"))) == 74
-    with pytest.raises(UsageError, match="easy, medium, hard"):
+    with pytest.raises(UsageError, match="easy, hard, medium"):
         select_om2w("2025-06", None, "extreme", str(DATA / "online_mind2web"))
 
 
