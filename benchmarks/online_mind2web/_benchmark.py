@@ -43,17 +43,12 @@ def online_mind2web(
 ) -> Task:
     """Online-Mind2Web on the live web, judged by WebJudge (role "judge").
 
+    seed, harness, max_steps, time_limit, observation, max_tokens and local_clones: see `live_web_task`.
+
     Args:
-        seed: Sampling seed passed to the model.
-        harness: "molmoweb" or a tool-calling harness with browser tools.
         version: "2025-11" (with the 2025-11-03 replacements) or "2025-06" (the original 300).
         task_ids: Comma-separated task ids; level: easy, medium or hard only.
-        max_steps: Browser actions per episode.
-        time_limit: Seconds per trajectory.
-        observation: molmoweb's observation: auto, screenshot or text.
         judge_text: Judge from ARIA + OCR text instead of screenshots (not comparable).
-        max_tokens: Most tokens per model reply.
-        local_clones: Run the tasks of sites weblab clones against those clones (offline plumbing check).
         data_dir: A copy of the upstream data (default: the cache, else the pinned upstream download).
     """
     return live_web_task(

@@ -115,7 +115,18 @@ def live_web_task(
     local_clones: bool,
     metadata: dict[str, Any],
 ) -> Task:
-    """The Inspect task of a live-web benchmark: one browser episode per sample, scored by its judge."""
+    """The Inspect task of a live-web benchmark: one browser episode per sample, scored by its judge.
+
+    The options both benchmarks' `@task` functions take and pass on:
+        seed: Sampling seed passed to the model.
+        harness: "molmoweb" (the protocol) or a tool-calling harness with browser tools.
+        max_steps: Browser actions per episode.
+        time_limit: Seconds per trajectory.
+        observation: molmoweb's observation: auto, screenshot or text.
+        max_tokens: Most tokens per model reply.
+        local_clones: Run only the tasks of sites weblab clones, against those clones (offline plumbing
+            check, marked `live_web: false`).
+    """
     if local_clones:
         clones = clone_host_map()
         samples = [s for s in samples if on_cloned_site(s, clones)]

@@ -43,17 +43,12 @@ def webvoyager(
 ) -> Task:
     """WebVoyager (Fara-595) on the live web, judged by WebVoyager's LLM judge (role "judge").
 
+    seed, harness, max_steps, time_limit, observation, max_tokens and local_clones: see `live_web_task`.
+
     Args:
-        seed: Sampling seed passed to the model.
-        harness: "molmoweb" (the protocol) or a tool-calling harness with browser tools.
         version: "fara" (Fara-595) or "molmoweb" (the same ids, 82 re-dated to 2026).
         task_ids: Comma-separated task ids; site: only this site's tasks (e.g. "Allrecipes").
-        max_steps: Browser actions per episode.
-        time_limit: Seconds per trajectory.
-        observation: molmoweb's observation: auto, screenshot or text.
         judge_text: Judge from ARIA + OCR text instead of screenshots (not comparable).
-        max_tokens: Most tokens per model reply.
-        local_clones: Run the tasks of sites weblab clones against those clones (offline plumbing check).
         data_dir: A copy of the upstream data (default: the cache, else the pinned upstream download).
     """
     return live_web_task(
