@@ -1,14 +1,28 @@
-"""MCP-Atlas's servers: the 20 key-free defaults, the paper's 89-task rule, and what can run here.
+"""MCP-Atlas's servers: the 20 key-free defaults, the paper's 89-task rule, and which ones run here.
 
 The 89-task subset (v1 `mcp_completion_script.py`, on unless `--no-filter`): a task is kept iff every
 server its reference TRAJECTORY calls is one of the 20 defaults, after two renames.
+
+The servers that can run offline are launched as upstream's image does (`mcp_server_template.json`):
+the same pinned package from PyPI or npm, the same arguments and environment, with the image's `/data`
+folder replaced by a per-sample copy of the seeded files (`services/agent-environment/data` of the
+upstream repository). Every other server has a `blocker`: why it cannot run on an offline machine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
 
+from forge_eval._errors import ForgeError
+from forge_eval._registry import Registry
 from forge_eval.benchmarks.mcpatlas._data import AtlasTask, server_of
+from forge_eval.harnesses._npm import NpmPackage, ensure_installed, npm_prefix
 
 DEFAULT_SERVERS = frozenset(
     {
@@ -34,28 +48,186 @@ DEFAULT_SERVERS = frozenset(
         "wikipedia",
     }
 )
-#: Default servers that call live web APIs (need internet).
-LIVE_API_SERVERS = DEFAULT_SERVERS - {
-    "calculator",
-    "cli-mcp-server",
-    "desktop-commander",
-    "filesystem",
-    "git",
-    "mcp-code-executor",
-    "mcp-server-code-runner",
-    "memory",
-}
-#: Offline servers whose tasks read files seeded into the mcp-atlas image (/data), not published.
-SEEDED_DATA_SERVERS = frozenset(
-    {
+#: The seeded data folder of upstream's image, replaced by the sample's copy in arguments/environment.
+DATA = "{data}"
+_REPO = Path(__file__).resolve().parents[2]
+_INSTALL = "python -m forge_eval.benchmarks.mcpatlas install"
+#: The pinned servers import mcp 1.x APIs (mcp 2 renamed FastMCP and dropped `Server.list_tools`); upstream's
+#: image resolved them before mcp 2 existed.
+_MCP_V1 = "mcp>=1.10,<2"
+
+
+@dataclass(frozen=True)
+class AtlasServer:
+    """How upstream's image launches one MCP server, and what it needs here.
+
+    Attributes:
+        name: Server name, the prefix of its tool names (`<name>_<tool>`).
+        registry: Where its pinned package comes from.
+        package: The package name, `version` its pin (as upstream's template).
+        command: The executable the package installs.
+        args: Arguments; `{data}` is the sample's copy of the seeded data.
+        env: Environment, same substitution.
+        needs: Paths under the seeded data the server reads (missing -> it cannot run).
+        blocker: Why it cannot run here at all (live web API, package not published), else None.
+    """
+
+    name: str
+    registry: Literal["pypi", "npm", "none"]
+    package: str = ""
+    version: str = ""
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    needs: tuple[str, ...] = ()
+    blocker: str | None = None
+
+    def executable(self) -> Path:
+        if self.registry == "npm":
+            return NpmPackage(self.package, self.version, self.command).executable(npm_prefix())
+        return python_servers_venv() / "bin" / self.command
+
+    def problem(self, data: Path | None) -> str | None:
+        """Why this server cannot run with this seeded data folder, or None."""
+        if self.blocker:
+            return self.blocker
+        if self.needs and data is None:
+            return (
+                "reads the files seeded into the mcp-atlas image (services/agent-environment/data of the "
+                "upstream repository), which this data dir lacks: point --data-dir at the upstream "
+                "repository root"
+            )
+        missing = [n for n in self.needs if data is not None and not (data / n).exists()]
+        if missing:
+            return f"needs {', '.join(missing)} in the seeded data {data} (absent)"
+        if not self.executable().exists():
+            pin = f"{self.package}{'==' if self.registry == 'pypi' else '@'}{self.version}"
+            return f"{self.registry} package {pin} is not installed (run `{_INSTALL}`)"
+        return None
+
+    def launch(self, data: Path) -> tuple[str, list[str], dict[str, str]]:
+        """Command, arguments and environment for a sample whose seeded data copy is `data`."""
+        args = [a.replace(DATA, str(data)) for a in self.args]
+        env = {k: v.replace(DATA, str(data)) for k, v in self.env.items()}
+        return str(self.executable()), args, env
+
+
+def python_servers_venv() -> Path:
+    """The venv of the PyPI servers: `$FORGE_MCP_VENV`, else `<checkout>/.forge-cache/mcp-venv`."""
+    return Path(os.environ.get("FORGE_MCP_VENV") or _REPO / ".forge-cache" / "mcp-venv").resolve()
+
+
+SERVERS: Registry[AtlasServer] = Registry("MCP-Atlas server")
+
+
+def _add(server: AtlasServer) -> None:
+    SERVERS.register(server.name, server)
+
+
+_add(AtlasServer("calculator", "pypi", "mcp-server-calculator", "0.2.0", "mcp-server-calculator"))
+_add(
+    AtlasServer(
         "cli-mcp-server",
-        "desktop-commander",
-        "filesystem",
-        "git",
-        "mcp-code-executor",
-        "mcp-server-code-runner",
-    }
+        "pypi",
+        "cli-mcp-server",
+        "0.2.5",
+        "cli-mcp-server",
+        env={
+            "ALLOWED_DIR": DATA,
+            "ALLOWED_COMMANDS": "ls,cat,find",
+            "ALLOWED_FLAGS": "ALL",
+            "MAX_COMMAND_LENGTH": "1024",
+            "COMMAND_TIMEOUT": "30",
+            "ALLOW_SHELL_OPERATORS": "false",
+        },
+        needs=(".",),
+    )
 )
+_add(
+    AtlasServer(
+        "filesystem",
+        "npm",
+        "@modelcontextprotocol/server-filesystem",
+        "2025.11.25",
+        "mcp-server-filesystem",
+        args=(DATA,),
+        needs=(".",),
+    )
+)
+_add(
+    AtlasServer(
+        "memory",
+        "npm",
+        "@modelcontextprotocol/server-memory",
+        "2025.8.4",
+        "mcp-server-memory",
+        env={"MEMORY_FILE_PATH": f"{DATA}/repos/memory_mcp_server/memories-for-mcp.json"},
+        needs=("repos/memory_mcp_server/memories-for-mcp.json",),
+    )
+)
+_add(
+    AtlasServer("mcp-server-code-runner", "npm", "mcp-server-code-runner", "0.1.7", "mcp-server-code-runner")
+)
+_add(
+    AtlasServer(
+        "git",
+        "pypi",
+        "mcp-server-git",
+        "2025.7.1",
+        "mcp-server-git",
+        # upstream's image clones these at build time from GitHub (repos/git_submodule_info.csv)
+        needs=tuple(
+            f"repos/{r}"
+            for r in (
+                "balldontlie-mcp",
+                "mcp-server-calculator",
+                "metmuseum-mcp",
+                "mongodb-mcp-server",
+                "slackr",
+                "snake-game",
+                "storyteller",
+                "tree-sitter-diff",
+            )
+        ),
+    )
+)
+_add(
+    AtlasServer(
+        "mcp-code-executor",
+        "none",
+        blocker="its pinned npm package @geobio/code_execution_server@0.2.1 is not on the npm registry (404)",
+    )
+)
+_add(
+    AtlasServer(
+        "desktop-commander",
+        "none",
+        blocker="its pin @wonderwhy-er/desktop-commander@0.2.7 is not on the npm registry (404: no such "
+        "version)",
+    )
+)
+for _name in (
+    "arxiv",
+    "clinicaltrialsgov-mcp-server",
+    "context7",
+    "ddg-search",
+    "fetch",
+    "met-museum",
+    "open-library",
+    "osm-mcp-server",
+    "pubmed",
+    "weather",
+    "whois",
+    "wikipedia",
+):
+    _add(AtlasServer(_name, "none", blocker="calls live web APIs (no internet here)"))
+
+
+def server_problem(name: str, data: Path | None) -> str:
+    """Why server `name` cannot run here ('' if it can); non-default servers need keys."""
+    if name not in DEFAULT_SERVERS:
+        return "key-gated (needs an API key and, for some, data seeded into a cloud account)"
+    return SERVERS.get(name).problem(data) or ""
 
 
 def trajectory_servers(task: AtlasTask) -> frozenset[str]:
@@ -75,18 +247,38 @@ def paper_subset(tasks: Iterable[AtlasTask]) -> list[AtlasTask]:
     return [t for t in tasks if trajectory_servers(t) <= DEFAULT_SERVERS]
 
 
-def skip_reason(task: AtlasTask) -> str | None:
-    servers = trajectory_servers(task)
-    gated = sorted(servers - DEFAULT_SERVERS)
-    if gated:
-        return f"needs key-gated server(s): {', '.join(gated)}"
-    live = sorted(servers & LIVE_API_SERVERS)
-    if live:
-        return f"needs live web APIs (server(s) {', '.join(live)})"
-    seeded = sorted(servers & SEEDED_DATA_SERVERS)
-    if seeded:
-        return (
-            f"reads the files seeded into the mcp-atlas Docker image (server(s) {', '.join(seeded)}), "
-            "which are not published"
+def skip_reason(task: AtlasTask, data: Path | None) -> str | None:
+    """Why the task cannot run here: each server of its reference calls that cannot, with its reason."""
+    problems = [f"{s}: {p}" for s in sorted(trajectory_servers(task)) if (p := server_problem(s, data))]
+    return "; ".join(problems) or None
+
+
+def runnable_servers(task: AtlasTask, data: Path | None) -> list[AtlasServer]:
+    """The task's enabled servers that run here (distractors of the others are left out)."""
+    return [SERVERS.get(s) for s in sorted(task.enabled_servers) if not server_problem(s, data)]
+
+
+def installable() -> list[AtlasServer]:
+    return [s for _, s in SERVERS.items() if s.registry != "none"]
+
+
+def install(names: Iterable[str] | None = None) -> None:
+    """Install the pinned packages of these servers (default: all that can run offline); idempotent."""
+    chosen = [SERVERS.get(n) for n in names] if names else installable()
+    if bad := [s.name for s in chosen if s.registry == "none"]:
+        raise ForgeError(f"cannot install {', '.join(bad)}: {SERVERS.get(bad[0]).blocker}")
+    npm = [NpmPackage(s.package, s.version, s.command) for s in chosen if s.registry == "npm"]
+    if npm:
+        ensure_installed(npm)
+    pypi = [
+        f"{s.package}=={s.version}" for s in chosen if s.registry == "pypi" and not s.executable().exists()
+    ]
+    if pypi:
+        venv = python_servers_venv()
+        if not (venv / "bin" / "python").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+            + [*pypi, _MCP_V1],
+            check=True,
         )
-    return None

@@ -1,0 +1,107 @@
+"""MCP-Atlas end to end with the real MCP servers (cli-mcp-server, calculator over stdio), a scripted
+agent and a scripted judge (Inspect's mockllm: no model can answer deterministically here).
+
+The seeded data is a small Barber Shop.csv written by the test in upstream's layout
+(services/agent-environment/data beside services/mcp_eval), not the official file.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ModelOutput, get_model
+
+from forge_eval._errors import ForgeError
+from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks.mcpatlas import SERVERS, mcpatlas
+from tests.benchmarks._oracle import USAGE
+from tests.benchmarks.test_mcpatlas import ATLAS, needs_data
+
+TASK = "6888e207a34beb25cfedda3b"  # barber shop: cli-mcp-server + calculator
+CSV = "Customer Gender,Customer Age,Service,Barber Rating\nMale,40,Haircut,4\nFemale,25,Haircut,4.5\n"
+servers_installed = pytest.mark.skipif(
+    not all(SERVERS.get(s).executable().exists() for s in ("cli-mcp-server", "calculator")),
+    reason="MCP servers not installed: run scripts/setup.d/45-mcp-servers.sh",
+)
+pytestmark = [needs_data]
+
+
+def _scripted(outputs: list[ModelOutput]) -> list[ModelOutput]:
+    for output in outputs:
+        output.usage = USAGE  # mockllm would count tokens with tiktoken, which downloads a file
+    return outputs
+
+
+def _upstream_copy(root: Path) -> Path:
+    """An upstream-shaped checkout: the sample CSV plus seeded data written here."""
+    (root / "services/mcp_eval").mkdir(parents=True)
+    shutil.copy(next(ATLAS.rglob("sample_tasks.csv")), root / "services/mcp_eval")
+    seeded = root / "services/agent-environment/data"
+    seeded.mkdir(parents=True)
+    (seeded / "Barber Shop.csv").write_text(CSV)
+    return root
+
+
+def test_without_seeded_data_every_task_is_skipped_with_each_servers_reason() -> None:
+    bench = BENCHMARKS.get("mcpatlas")
+    skipped = bench.skipped(ATLAS)
+    assert len(skipped) == 10
+    assert "cli-mcp-server: reads the files seeded" in skipped[TASK]
+    assert "mcp-code-executor: its pinned npm package" in skipped["689bd255c0422b257e7dfcc5"]
+    assert "wikipedia: calls live web APIs" in skipped["688ba1b3e95696e72dd93e8d"]
+    with pytest.raises(ForgeError) as raised:
+        bench.load(ATLAS)
+    message = str(raised.value)
+    assert "none of the 10 chosen MCP-Atlas tasks can run here" in message
+    assert all(task_id in message for task_id in skipped)
+
+
+@servers_installed
+def test_seeded_task_runs_on_real_servers_and_is_scored_per_claim(tmp_path: Path) -> None:
+    root = _upstream_copy(tmp_path / "mcp-atlas")
+    bench = BENCHMARKS.get("mcpatlas")
+    assert TASK not in bench.skipped(root) and [s.id for s in bench.load(root)] == [TASK]
+    agent = get_model(
+        "mockllm/model",
+        custom_outputs=_scripted([
+            ModelOutput.for_tool_call("mockllm/model", "cli-mcp-server_show_security_rules", {}),
+            ModelOutput.for_tool_call(
+                "mockllm/model", "cli-mcp-server_run_command", {"command": "cat 'Barber Shop.csv'"}
+            ),
+            ModelOutput.for_tool_call("mockllm/model", "calculator_calculate", {"expression": "(4+4.5)/2"}),
+            ModelOutput.from_content("mockllm/model", "Average rating 4.25; average age 32.5."),
+        ]),
+    )
+    verdicts = [{"coverage_outcome": "partially_fulfilled"}, {"coverage_outcome": "fulfilled"}]
+    replies = [ModelOutput.from_content("mockllm/model", json.dumps(v)) for v in verdicts]
+    judge = get_model("mockllm/model", custom_outputs=_scripted(replies))
+    [log] = inspect_eval(
+        mcpatlas(data_dir=str(root)),
+        model=agent,
+        model_roles={"judge": judge},
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    [sample] = log.samples or []
+    results = [m for m in sample.messages if m.role == "tool"]
+    assert [m.function for m in results] == [
+        "cli-mcp-server_show_security_rules",
+        "cli-mcp-server_run_command",
+        "calculator_calculate",
+    ]
+    assert all(m.error is None for m in results)
+    assert "Female,25,Haircut,4.5" in results[1].text  # the seeded file, read by the real server
+    assert results[2].text.strip() == "4.25"  # computed by the real calculator
+    offered = {t.name for e in sample.events if e.event == "model" for t in e.tools}
+    assert {"cli-mcp-server_run_command", "calculator_calculate"} <= offered
+    score = sample.scores["atlas_scorer"]
+    assert score.value == 0.75  # (0.5 + 1) / 2 claims
+    assert score.metadata["passed"] is True
+    assert score.answer == "Average rating 4.25; average age 32.5."
+    assert any(t.startswith("notion_") for t in score.metadata["left_out_tools"])
+    assert not any(t.startswith(("notion_", "lara-translate_")) for t in offered)
