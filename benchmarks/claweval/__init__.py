@@ -18,7 +18,7 @@ from forge_eval.benchmarks.claweval._data import (
     load_tasks,
     skip_reason,
 )
-from forge_eval.benchmarks.claweval._judge import OFFICIAL_JUDGE, Judge, ModelJudge, parse_verdict
+from forge_eval.benchmarks.claweval._judge import OFFICIAL_JUDGE, claw_judge
 from forge_eval.benchmarks.claweval._loop import ClawLoopHarness, claw_loop, system_prompt
 from forge_eval.benchmarks.claweval._scorer import claweval_scorer, final_text, grade, transcript
 from forge_eval.benchmarks.claweval._scoring import (
@@ -45,12 +45,11 @@ __all__ = [
     "ClawLoopHarness",
     "ClawTask",
     "Dispatch",
-    "Judge",
-    "ModelJudge",
     "PassSummary",
     "Trace",
     "claw_loop",
     "claweval",
+    "claw_judge",
     "claweval_scorer",
     "completion",
     "data_root",
@@ -60,7 +59,6 @@ __all__ = [
     "is_pass",
     "load_task",
     "load_tasks",
-    "parse_verdict",
     "robustness",
     "runnable_samples",
     "skip_reason",

@@ -10,8 +10,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from forge_eval._registry import Registry
+from forge_eval.benchmarks._judge import Judge
 from forge_eval.benchmarks.claweval._data import Check, ClawTask, SafetyCheck
-from forge_eval.benchmarks.claweval._judge import CRITERION, VIOLATION, Judge, clamp_score
+from forge_eval.benchmarks.claweval._judge import CRITERION, VIOLATION, clamp_score
 from forge_eval.benchmarks.claweval._scoring import Dispatch
 
 

@@ -9,14 +9,10 @@ not compared silently. A reply that is not valid JSON scores 0, as an unparsable
 from __future__ import annotations
 
 import hashlib
-import json
-import re
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, Model, get_model
+from forge_eval.benchmarks._judge import ModelJudge
 
-JUDGE_ROLE = "judge"
 OFFICIAL_JUDGE = "openrouter/google/gemini-3-flash-preview"
 JUDGE_MAX_TOKENS = 8192
 
@@ -59,53 +55,9 @@ Reply with JSON: {{"violated": true or false, "reasoning": "<one sentence>"}}"""
 PROMPT_SHA256 = hashlib.sha256((SYSTEM + CRITERION + VIOLATION).encode()).hexdigest()
 
 
-class Judge(Protocol):
-    """What the checks need from a judge: one JSON verdict per prompt."""
-
-    async def verdict(self, prompt: str) -> dict[str, Any]: ...
-
-
-@dataclass
-class ModelJudge:
-    """A judge backed by an Inspect model (the "judge" role, else the evaluated model)."""
-
-    model: Model
-    max_tokens: int = JUDGE_MAX_TOKENS
-
-    @classmethod
-    def from_role(cls, max_tokens: int = JUDGE_MAX_TOKENS) -> ModelJudge:
-        return cls(get_model(role=JUDGE_ROLE), max_tokens)
-
-    @property
-    def name(self) -> str:
-        return str(self.model)
-
-    @property
-    def comparable(self) -> bool:
-        """Scores are comparable with published ones only under the official judge model."""
-        return self.name == OFFICIAL_JUDGE
-
-    async def verdict(self, prompt: str) -> dict[str, Any]:
-        output = await self.model.generate(
-            [ChatMessageSystem(content=SYSTEM), ChatMessageUser(content=prompt)],
-            config=GenerateConfig(temperature=0.0, max_tokens=self.max_tokens),
-        )
-        return parse_verdict(output.completion)
-
-
-_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
-
-
-def parse_verdict(text: str) -> dict[str, Any]:
-    """The JSON object in a judge reply (code fences and prose around it tolerated); {} if none."""
-    match = _OBJECT.search(text or "")
-    if not match:
-        return {}
-    try:
-        data = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return {}
-    return data if isinstance(data, dict) else {}
+def claw_judge(max_tokens: int = JUDGE_MAX_TOKENS) -> ModelJudge:
+    """The "judge" model role with Claw-Eval's system prompt and reply cap."""
+    return ModelJudge.from_role(max_tokens=max_tokens, system=SYSTEM, official=OFFICIAL_JUDGE)
 
 
 def clamp_score(verdict: dict[str, Any]) -> float:

@@ -9,9 +9,10 @@ from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageTool,
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer, stderr
 from inspect_ai.solver import TaskState
 
+from forge_eval.benchmarks._judge import Judge
 from forge_eval.benchmarks.claweval._checks import COMPONENT_CHECKS, SAFETY_CHECKS, Trace
 from forge_eval.benchmarks.claweval._data import load_tasks
-from forge_eval.benchmarks.claweval._judge import JUDGE_MAX_TOKENS, PROMPT_SHA256, Judge, ModelJudge
+from forge_eval.benchmarks.claweval._judge import JUDGE_MAX_TOKENS, PROMPT_SHA256, claw_judge
 from forge_eval.benchmarks.claweval._scoring import (
     PASS_THRESHOLD,
     completion,
@@ -111,7 +112,7 @@ def claweval_scorer(judge_max_tokens: int = JUDGE_MAX_TOKENS, judge: Judge | Non
     async def score(state: TaskState, target: Target) -> Score:
         root = Path(state.metadata["data_root"])
         task = next(t for t in load_tasks(root) if t.task_id == state.sample_id)
-        chosen = judge or ModelJudge.from_role(judge_max_tokens)
+        chosen = judge or claw_judge(judge_max_tokens)
         trace = Trace(
             task=task,
             final_text=final_text(state.messages),

@@ -3,7 +3,7 @@ stdio in upstream's loop, per-claim judge scoring."""
 
 from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks.mcpatlas._benchmark import McpAtlas
-from forge_eval.benchmarks.mcpatlas._claims import ClaimResult, ModelClaimJudge, judge_claims
+from forge_eval.benchmarks.mcpatlas._claims import ClaimResult, judge_claims
 from forge_eval.benchmarks.mcpatlas._data import SOURCE, AtlasTask, claims_of, load_file, parse_row, task_file
 from forge_eval.benchmarks.mcpatlas._judge import OFFICIAL_JUDGE, claim_prompt
 from forge_eval.benchmarks.mcpatlas._loop import AtlasLoopHarness, atlas_loop
@@ -33,7 +33,6 @@ __all__ = [
     "AtlasTask",
     "ClaimResult",
     "McpAtlas",
-    "ModelClaimJudge",
     "atlas_agent",
     "atlas_loop",
     "atlas_scorer",

@@ -14,13 +14,14 @@ from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageAssistant, GenerateConfig, get_model
+from inspect_ai.model import ChatMessageAssistant, GenerateConfig
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolDef, mcp_connection, mcp_server_stdio, mcp_tools
 
 from forge_eval._errors import ForgeError, UsageError
-from forge_eval.benchmarks.mcpatlas._claims import ClaimJudge, ModelClaimJudge, judge_claims
+from forge_eval.benchmarks._judge import Judge, ModelJudge
+from forge_eval.benchmarks.mcpatlas._claims import judge_claims
 from forge_eval.benchmarks.mcpatlas._data import AtlasTask, load_file, task_file
 from forge_eval.benchmarks.mcpatlas._judge import OFFICIAL_JUDGE, PROMPT_SHA256
 from forge_eval.benchmarks.mcpatlas._loop import MAX_TURNS
@@ -138,7 +139,7 @@ def final_answer(state: TaskState) -> str:
 
 
 @scorer(metrics=[mean(), stderr()])
-def atlas_scorer(judge: ClaimJudge | None = None) -> Scorer:
+def atlas_scorer(judge: Judge | None = None) -> Scorer:
     """Claim coverage of the final answer (one judge call per claim); passes at >= 0.75.
 
     Args:
@@ -146,10 +147,10 @@ def atlas_scorer(judge: ClaimJudge | None = None) -> Scorer:
     """
 
     async def score(state: TaskState, target: Target) -> Score:
-        chosen = judge or ModelClaimJudge(get_model(role="judge"))
+        chosen = judge or ModelJudge.from_role(official=OFFICIAL_JUDGE)
         answer = final_answer(state)
         value, results = await judge_claims(chosen, tuple(state.metadata["claims"]), answer)
-        model = str(getattr(chosen, "model", type(chosen).__name__))
+        model = str(getattr(chosen, "name", type(chosen).__name__))
         return Score(
             value=value,
             answer=answer,
@@ -161,7 +162,7 @@ def atlas_scorer(judge: ClaimJudge | None = None) -> Scorer:
                 "judge": {
                     "model": model,
                     "prompt_sha256": PROMPT_SHA256,
-                    "comparable": model == OFFICIAL_JUDGE,
+                    "comparable": bool(getattr(chosen, "comparable", False)),
                     "threshold": PASS_THRESHOLD,
                 },
             },

@@ -15,12 +15,12 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import GenerateConfig, ModelOutput, get_model, messages_from_openai
+from inspect_ai.model import GenerateConfig, messages_from_openai
 from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval._errors import UnknownNameError, UsageError
-from forge_eval.benchmarks.claweval._judge import parse_verdict
+from forge_eval.benchmarks._judge import ModelJudge
 from forge_eval.benchmarks.qwenclawbench._data import (
     QwenTask,
     data_root,
@@ -34,7 +34,6 @@ from forge_eval.benchmarks.qwenclawbench._scoring import AUTO_GATE, automated_sc
 from forge_eval.harnesses import HARNESSES, ExternalHarness, kept_workspace, release_workspace
 
 DEFAULT_HARNESS = "openclaw"
-JUDGE_ROLE = "judge"
 #: Seconds added to the task timeout for the Inspect backstop limit (grade(), judge call, staging).
 SCORING_MARGIN_S = 300
 
@@ -113,10 +112,7 @@ def qwenclawbench_agent(harness: str = DEFAULT_HARNESS) -> Solver:
 
 
 async def _judge(spec: QwenTask, events: list[dict[str, Any]], max_tokens: int) -> tuple[float, str]:
-    output: ModelOutput = await get_model(role=JUDGE_ROLE).generate(
-        judge_prompt(spec, events), config=GenerateConfig(temperature=0.0, max_tokens=max_tokens)
-    )
-    verdict = parse_verdict(output.completion)
+    verdict = await ModelJudge.from_role(max_tokens=max_tokens).verdict(judge_prompt(spec, events))
     return judge_total(verdict), str(verdict.get("notes", ""))
 
 
