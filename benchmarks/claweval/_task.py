@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from uuid import uuid4
 
-import anyio
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.tool import Tool
 
 from forge_eval._errors import UnknownNameError, UsageError
+from forge_eval.benchmarks._world import drop_world, open_world, sample_agent
 from forge_eval.benchmarks.claweval._data import (
     ClawTask,
     data_root,
@@ -25,7 +25,6 @@ from forge_eval.benchmarks.claweval._loop import system_prompt
 from forge_eval.benchmarks.claweval._scorer import claweval_scorer
 from forge_eval.benchmarks.claweval._services import CLAW_SERVICES
 from forge_eval.benchmarks.claweval._tools import task_tools
-from forge_eval.benchmarks.services import ServiceCluster, WorldClient, bind_world, bound_world
 from forge_eval.harnesses import HARNESSES
 
 DEFAULT_HARNESS = "claw-loop"
@@ -91,16 +90,13 @@ def claweval_setup() -> Solver:
     """Start the mock services (once per process) and load this sample's fixtures into a fresh world."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        cluster = await anyio.to_thread.run_sync(ServiceCluster.shared, CLAW_SERVICES)
         spec = _spec(state)
-        root = Path(state.metadata["data_root"])
-        urls = {s.name: cluster.url(s.name) for s in spec.services}
-        client = WorldClient(urls, f"{state.sample_id}-e{state.epoch}-{uuid4().hex[:8]}")
-        fixtures = fixture_files(root, spec)
-        for service in urls:
-            initial = {field: load_fixture(path) for field, path in fixtures.get(service, {}).items()}
-            await client.reset(service, initial)
-        bind_world(client.world, urls)
+        fixtures = fixture_files(Path(state.metadata["data_root"]), spec)
+        initial = {
+            s.name: ({field: load_fixture(path) for field, path in fixtures.get(s.name, {}).items()}, [])
+            for s in spec.services
+        }
+        await open_world(state, initial, CLAW_SERVICES)
         return state
 
     return solve
@@ -109,19 +105,12 @@ def claweval_setup() -> Solver:
 @solver
 def claweval_agent(harness: str = DEFAULT_HARNESS) -> Solver:
     """The harness's solver, built per sample with that task's own tools and the OpenClaw-style prompt."""
-    chosen = HARNESSES.get(harness)
 
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
+    def setup(state: TaskState) -> tuple[list[Tool], str]:
         tools = task_tools(_spec(state))
-        return await chosen.solver(tools=tools, system_prompt=system_prompt(tools))(state, generate)
+        return tools, system_prompt(tools)
 
-    return solve
-
-
-async def drop_world(state: TaskState) -> None:
-    bound = bound_world()
-    if bound is not None:
-        await WorldClient(bound[1], bound[0]).drop()
+    return sample_agent(harness, setup)
 
 
 @task

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from uuid import uuid4
 
-import anyio
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval._errors import UnknownNameError, UsageError
+from forge_eval.benchmarks._world import create_world as shared_create_world
+from forge_eval.benchmarks._world import drop_world, sample_agent
 from forge_eval.benchmarks.forgelab._data import DATA_DIR, load_tasks, load_world, to_sample
 from forge_eval.benchmarks.forgelab._scorer import forgelab_scorer
-from forge_eval.benchmarks.services import ServiceCluster, WorldClient, bind_world, bound_world, tools_for
+from forge_eval.benchmarks.services import WorldClient, bind_world, tools_for
 from forge_eval.harnesses import HARNESSES
 
 #: Tasks a 0.5B model has a fair chance on, one or more per category; short prompts, <= 5 calls.
@@ -89,15 +89,15 @@ def forgelab_setup() -> Solver:
 async def create_world(stem: str, metadata: dict[str, Any]) -> WorldClient:
     """A fresh world named `stem`-<random> on the shared services, in the task's initial state with its
     fault (eval samples and training rollouts both start from here)."""
-    cluster = await anyio.to_thread.run_sync(ServiceCluster.shared)
-    services: list[str] = metadata["services"]
-    client = WorldClient({s: cluster.url(s) for s in services}, f"{stem}-{uuid4().hex[:8]}")
     fault: dict[str, Any] | None = metadata.get("fault")
     initial: dict[str, Any] = metadata["initial_state"]
-    for service in services:
-        faults = [] if fault is None or fault["service"] != service else [_without(fault, "service")]
-        await client.reset(service, initial[service], faults)
-    return client
+    return await shared_create_world(
+        stem,
+        {
+            s: (initial[s], [] if fault is None or fault["service"] != s else [_without(fault, "service")])
+            for s in metadata["services"]
+        },
+    )
 
 
 def _without(mapping: dict[str, Any], key: str) -> dict[str, Any]:
@@ -107,20 +107,7 @@ def _without(mapping: dict[str, Any], key: str) -> dict[str, Any]:
 @solver
 def forgelab_agent(harness: str = "react") -> Solver:
     """The harness's solver, built per sample so it only gets the sample's services' tools."""
-    chosen = HARNESSES.get(harness)
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        tools = tools_for(state.metadata["services"])
-        return await chosen.solver(tools=tools, system_prompt=SYSTEM_PROMPT)(state, generate)
-
-    return solve
-
-
-async def drop_world(state: TaskState) -> None:
-    """Free the sample's world once it has been scored."""
-    bound = bound_world()
-    if bound is not None:
-        await WorldClient(bound[1], bound[0]).drop()
+    return sample_agent(harness, lambda state: (tools_for(state.metadata["services"]), SYSTEM_PROMPT))
 
 
 @task

@@ -24,30 +24,6 @@ from forge_eval._registry import Registry
 from forge_eval.benchmarks.mcpatlas._data import AtlasTask, server_of
 from forge_eval.harnesses._npm import NpmPackage, ensure_installed, npm_prefix
 
-DEFAULT_SERVERS = frozenset(
-    {
-        "arxiv",
-        "calculator",
-        "cli-mcp-server",
-        "clinicaltrialsgov-mcp-server",
-        "context7",
-        "ddg-search",
-        "desktop-commander",
-        "fetch",
-        "filesystem",
-        "git",
-        "mcp-code-executor",
-        "mcp-server-code-runner",
-        "memory",
-        "met-museum",
-        "open-library",
-        "osm-mcp-server",
-        "pubmed",
-        "weather",
-        "whois",
-        "wikipedia",
-    }
-)
 #: The seeded data folder of upstream's image, replaced by the sample's copy in arguments/environment.
 DATA = "{data}"
 _REPO = Path(__file__).resolve().parents[2]
@@ -117,6 +93,7 @@ def python_servers_venv() -> Path:
     return Path(os.environ.get("FORGE_MCP_VENV") or _REPO / ".forge-cache" / "mcp-venv").resolve()
 
 
+#: The 20 key-free default servers: how each is launched, or why it cannot run here.
 SERVERS: Registry[AtlasServer] = Registry("MCP-Atlas server")
 
 
@@ -221,6 +198,10 @@ for _name in (
     "wikipedia",
 ):
     _add(AtlasServer(_name, "none", blocker="calls live web APIs (no internet here)"))
+
+
+#: The 20 key-free servers of upstream's default set (all registered above).
+DEFAULT_SERVERS = frozenset(SERVERS.names())
 
 
 def server_problem(name: str, data: Path | None) -> str:
