@@ -58,7 +58,18 @@ def _variants(value: str) -> tuple[str, ...]:
 )
 @click.option("--tasks-per-step", default=4, show_default=True, help="Tasks per GRPO step.")
 @click.option("--group-size", default=6, show_default=True, help="Rollouts per task (GRPO group).")
-@click.option("--lr", default=3e-3, show_default=True, help="Adam learning rate.")
+@click.option(
+    "--lr",
+    type=float,
+    default=None,
+    help="Adam learning rate [default: the policy's; tiny 3e-3, smollm2 1e-5].",
+)
+@click.option(
+    "--ppo-epochs",
+    type=int,
+    default=None,
+    help="Clipped policy-gradient updates per batch of rollouts [default: the policy's; tiny 4, smollm2 1].",
+)
 @click.option(
     "--eval-every", default=10, show_default=True, help="Evaluate on the held-out tasks every N steps."
 )
@@ -77,7 +88,8 @@ def credit(
     replay_dir: Path | None,
     tasks_per_step: int,
     group_size: int,
-    lr: float,
+    lr: float | None,
+    ppo_epochs: int | None,
     eval_every: int,
     n_heldout: int,
     jobs: int,
@@ -121,6 +133,7 @@ def credit(
         tasks_per_step=tasks_per_step,
         group_size=group_size,
         lr=lr,
+        ppo_epochs=ppo_epochs,
         eval_every=eval_every,
         n_heldout=n_heldout,
     )

@@ -6,7 +6,8 @@
 # CPU wheel on the CI machine; if verl were installed first, its unpinned `torch` requirement would pull a
 # multi-GB CUDA build. With torch 2.13.0 present, verl's range is satisfied and pip keeps it.
 # Not `verl[vllm]`: it pins torch==2.11.0. The extra packages are what `verl.experimental.agent_loop`
-# (cachetools fastapi uvicorn pyzmq msgspec) and the V1 trainer utilities (TransferQueue) import.
+# (cachetools fastapi uvicorn pyzmq msgspec) and the V1 trainer utilities (TransferQueue) import; gguf
+# and accelerate let transformers turn the SmolLM2 GGUF into torch weights (`ablate credit --policy smollm2`).
 set -euo pipefail
 PY="${VENV:-.venv}/bin/python"
 PIP=("$PY" -m pip --disable-pip-version-check -q install)
@@ -14,7 +15,7 @@ PIP=("$PY" -m pip --disable-pip-version-check -q install)
 if "$PY" - <<'PY' 2>/dev/null; then
 import importlib.metadata as m
 assert m.version("torch").startswith("2.13.0") and m.version("verl") == "0.9.1"
-import cachetools, fastapi, uvicorn, zmq, msgspec, transfer_queue  # noqa: F401
+import cachetools, fastapi, uvicorn, zmq, msgspec, transfer_queue, gguf, accelerate  # noqa: F401
 PY
     echo "40-verl: torch 2.13.0 + verl 0.9.1 already installed"
     exit 0
@@ -36,5 +37,5 @@ PY
 rm -f "$report"
 "${PIP[@]}" torch==2.13.0
 "${PY}" -c 'import torch, sys; v = torch.__version__; sys.exit(0 if v.startswith("2.13.0") and not torch.version.cuda else f"40-verl: expected CPU torch 2.13.0, got {v} (cuda={torch.version.cuda})")'
-"${PIP[@]}" "torch==2.13.0" "verl==0.9.1" cachetools fastapi uvicorn pyzmq msgspec "TransferQueue>=0.1.10" "pyarrow>=14"
+"${PIP[@]}" "torch==2.13.0" "verl==0.9.1" cachetools fastapi uvicorn pyzmq msgspec "TransferQueue>=0.1.10" "pyarrow>=14" "gguf>=0.10" "accelerate>=1.0"
 echo "40-verl: installed torch 2.13.0 (CPU) + verl 0.9.1 in $(( $(date +%s) - start )) s"

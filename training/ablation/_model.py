@@ -1,12 +1,14 @@
 """The small policy: a 2-layer causal transformer over the ablation's word vocabulary, trained from scratch.
 
-Sampling and training share one constrained distribution (`_tokens.allowed`): the sampler renormalises the
-logits over the tokens the grammar allows, and `response_logprobs` recomputes exactly that from the
-recorded token ids, so the recorded logprobs and the trainer's agree (checked every step).
+Sampling and training share one constrained distribution (the policy's `Grammar.allowed`): the sampler
+renormalises the logits over the tokens the grammar allows, and `response_logprobs` recomputes exactly
+that from the recorded token ids, so the recorded logprobs and the trainer's agree (checked every step).
+`generate` and `response_logprobs` serve any `Policy`: this tiny one or the pretrained SmolLM2.
 """
 
 import hashlib
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -45,6 +47,9 @@ class TinyPolicy(nn.Module):
     copy its input (reference runtime.md, "Training on CPU").
     """
 
+    grammar: _tokens.Grammar = _tokens.WORD_GRAMMAR
+    max_len = MAX_LEN
+
     def __init__(
         self, d_model: int = 64, n_layers: int = 2, n_heads: int = 4, vocab: int = _tokens.VOCAB_SIZE
     ):
@@ -57,23 +62,43 @@ class TinyPolicy(nn.Module):
             if p.dim() > 1:
                 nn.init.normal_(p, std=0.02)
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        """Logits (batch, length, vocab) of right-padded `ids` (batch, length)."""
-        x = self.tokens(ids) + self.positions.weight[: ids.shape[1]]
+    def hidden(self, ids: torch.Tensor, cache: Any = None) -> tuple[torch.Tensor, Any]:
+        """Final hidden states (batch, new length, d) of `ids` appended to `cache` (here: the ids so
+        far; recomputing them costs less than keeping per-layer keys and values at this size)."""
+        full = ids if cache is None else torch.cat([cache, ids], dim=1)
+        x = self.tokens(full) + self.positions.weight[: full.shape[1]]
         for block in self.blocks:
             x = block(x)
-        return self.norm(x) @ self.tokens.weight.T
+        return self.norm(x)[:, full.shape[1] - ids.shape[1] :], full
+
+    @property
+    def unembedding(self) -> torch.Tensor:
+        return self.tokens.weight
 
 
-def _constrained(logits: torch.Tensor, allowed: frozenset[int]) -> torch.Tensor:
-    mask = torch.full_like(logits, float("-inf"))
-    mask[list(allowed)] = 0.0
-    return torch.log_softmax(logits + mask, dim=-1)
+class Policy(Protocol):
+    """What the sampler and the trainer need of a policy (`TinyPolicy`, SmolLM2's wrapper)."""
+
+    grammar: _tokens.Grammar
+    max_len: int
+
+    def hidden(self, ids: torch.Tensor, cache: Any = None) -> tuple[torch.Tensor, Any]: ...
+
+    @property
+    def unembedding(self) -> torch.Tensor: ...
+
+
+def _constrained(h: torch.Tensor, policy: Policy, allowed: frozenset[int]) -> tuple[list[int], torch.Tensor]:
+    """(allowed ids, their log-probabilities) from hidden states `h` (..., d): only the allowed rows of
+    the output projection are computed, which is exact for the constrained softmax and keeps a
+    49,152-token vocabulary as cheap as a 43-word one."""
+    ids = sorted(allowed)
+    return ids, torch.log_softmax(h @ policy.unembedding[ids].T, dim=-1)
 
 
 @torch.inference_mode()
 def generate(
-    model: TinyPolicy, prompt: Sequence[int], *, temperature: float, seed: int
+    policy: Policy, prompt: Sequence[int], *, temperature: float, seed: int
 ) -> tuple[list[int], list[float]]:
     """One assistant turn: (token ids, logprobs of the sampled tokens at temperature 1).
 
@@ -83,38 +108,37 @@ def generate(
     generator = torch.Generator().manual_seed(seed)
     generated: list[int] = []
     logprobs: list[float] = []
+    h, cache = policy.hidden(torch.tensor([list(prompt)]))
     for _ in range(_tokens.MAX_TURN_TOKENS):
-        allowed = _tokens.allowed(prompt, generated)
+        allowed = policy.grammar.allowed(prompt, generated)
         if not allowed:
             break
-        logits = model(torch.tensor([[*prompt, *generated]]))[0, -1]
-        logp = _constrained(logits, allowed)
+        ids, logp = _constrained(h[0, -1], policy, allowed)
         if temperature <= 0:
-            token = int(torch.argmax(logp))
+            k = int(torch.argmax(logp))
         else:
-            probs = torch.softmax(_constrained(logits / temperature, allowed), dim=-1)
-            token = int(torch.multinomial(probs, 1, generator=generator))
-        generated.append(token)
-        logprobs.append(float(logp[token]))
+            k = int(torch.multinomial(torch.softmax(logp / temperature, dim=-1), 1, generator=generator))
+        generated.append(ids[k])
+        logprobs.append(float(logp[k]))
+        h, cache = policy.hidden(torch.tensor([[ids[k]]]), cache)
     return generated, logprobs
 
 
 def response_logprobs(
-    model: TinyPolicy, prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]]
+    policy: Policy, prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]]
 ) -> list[torch.Tensor]:
     """Per row, the constrained logprob of each response token under the current weights (with grad)."""
     rows = [[*p, *r] for p, r in zip(prompts, responses, strict=True)]
     width = max(len(r) for r in rows)
-    ids = torch.tensor([r + [0] * (width - len(r)) for r in rows])
-    logits = model(ids)
+    h, _ = policy.hidden(torch.tensor([r + [0] * (width - len(r)) for r in rows]))
     out = []
     for b, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
         start = len(prompt) - 1
-        masks = torch.full((len(response), logits.shape[-1]), float("-inf"))
-        for i in range(len(response)):
-            masks[i, list(_tokens.allowed(prompt, response[:i]))] = 0.0
-        logp = torch.log_softmax(logits[b, start : start + len(response)] + masks, dim=-1)
-        out.append(logp.gather(1, torch.tensor(response).unsqueeze(1)).squeeze(1))
+        picked = []
+        for i, token in enumerate(response):
+            ids, logp = _constrained(h[b, start + i], policy, policy.grammar.allowed(prompt, response[:i]))
+            picked.append(logp[ids.index(token)])
+        out.append(torch.stack(picked))
     return out
 
 

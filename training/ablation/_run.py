@@ -27,6 +27,7 @@ from forge_eval.training._proxy_control import HttpProxyControl
 from forge_eval.training.ablation import _slots
 from forge_eval.training.ablation._harness import HARNESS, run_plan_act
 from forge_eval.training.ablation._upstream import PolicyUpstream
+from forge_eval.training.batch import TrainingRow
 from forge_eval.training.credit import TASK_ROLES
 from forge_eval.training.proxy import ProxyConfig, create_app, create_control_app, serve_in_task
 from forge_eval.training.trajectories import Trajectory
@@ -42,10 +43,13 @@ class RunConfig:
 
     variant: str
     seed: int
+    policy: str = "tiny"
     steps: int = 40
     tasks_per_step: int = 4
     group_size: int = 6
     lr: float = 3e-3
+    ppo_epochs: int = 4
+    clip: float = 0.2
     eval_every: int = 10
     n_heldout: int = 14
     split_seed: int = 0
@@ -63,8 +67,8 @@ def _import_torch() -> Any:
 
         raise ForgeError(
             "the credit ablation trains a policy with PyTorch, which is not installed",
-            hint="pip install 'forge-eval[train]' (CPU wheel: pip install torch --index-url "
-            "https://download.pytorch.org/whl/cpu), or run scripts/setup.d/40-verl.sh",
+            hint="run scripts/setup.d/40-verl.sh (it installs the CPU build of torch), or "
+            "pip install torch --index-url https://download.pytorch.org/whl/cpu",
         ) from None
     return torch
 
@@ -134,17 +138,18 @@ class Run:
 
     def __init__(self, config: RunConfig, out: Path) -> None:
         self.torch = _import_torch()
-        from forge_eval.training.ablation._model import TinyPolicy, weights_hash
+        from forge_eval.training.ablation._model import weights_hash
+        from forge_eval.training.ablation._policies import POLICIES
 
         self.config, self.out = config, out
         self.train_tasks, self.heldout = _slots.split_tasks(config.n_heldout, config.split_seed)
         self.credit = credit_variant(config.variant, gamma=config.gamma)
         self.torch.set_num_threads(1)  # one core per run; runs go in parallel (and bitwise repeatable)
         self.torch.manual_seed(config.seed)
-        self.model = TinyPolicy(config.d_model, config.n_layers)
+        self.model = POLICIES.get(config.policy).build(config)
         self.init_hash = weights_hash(self.model)
         self.optimizer = self.torch.optim.Adam(self.model.parameters(), lr=config.lr)
-        self.upstream = PolicyUpstream(self.model)
+        self.upstream = PolicyUpstream(self.model, f"forge-{config.policy}-policy")
         self.records = out / "records"
         self.state: dict[str, Any] = {"step": 0, "train": [], "eval": [], "seconds": 0.0}
 
@@ -209,9 +214,7 @@ class Run:
                 shutil.rmtree(self.records / rid, ignore_errors=True)
 
     async def _train_step(self, proxy: _Proxy, step: int) -> dict[str, Any]:
-        from forge_eval.training.ablation._model import response_logprobs
-
-        torch, c = self.torch, self.config
+        c = self.config
         self.upstream.policy_version = step
         tasks = _slots.data_order(self.train_tasks, c.seed, step, c.tasks_per_step)
         jobs = [
@@ -239,27 +242,37 @@ class Run:
         }
         rows = [r for r in batch.rows if np.any(r.advantages != 0)]
         if rows:
-            self.model.train()
-            logps = response_logprobs(
-                self.model, [r.prompt_ids.tolist() for r in rows], [r.response_ids.tolist() for r in rows]
-            )
-            weights = len({r.rollout_id for r in batch.rows})  # per-rollout weights sum to 1 each
-            loss = (
-                -sum(
-                    (torch.from_numpy(r.advantages * r.loss_weights) * lp).sum()
-                    for r, lp in zip(rows, logps, strict=True)
-                )
-                / weights
-            )
+            metrics |= self._update(rows, n_rollouts=len({r.rollout_id for r in batch.rows}))
+        return metrics
+
+    def _update(self, rows: list[TrainingRow], n_rollouts: int) -> dict[str, float]:
+        """`ppo_epochs` clipped policy-gradient updates on one step's rows (veRL's actor update, one
+        mini-batch): the rollouts are the expensive part here, so reusing them for a few updates buys
+        more learning per second than sampling more. Per-rollout loss weights sum to 1 per rollout."""
+        from forge_eval.training.ablation._model import response_logprobs
+
+        torch, c = self.torch, self.config
+        self.model.train()
+        prompts = [r.prompt_ids.tolist() for r in rows]
+        responses = [r.response_ids.tolist() for r in rows]
+        old = [torch.from_numpy(r.logprobs) for r in rows]
+        weighted = [torch.from_numpy(r.advantages * r.loss_weights) for r in rows]
+        mismatch = 0.0
+        losses = []
+        for epoch in range(c.ppo_epochs):
+            logps = response_logprobs(self.model, prompts, responses)
+            if epoch == 0:  # the sampler's logprobs and the trainer's must agree before any update
+                mismatch = max(float((lp.detach() - o).abs().max()) for lp, o in zip(logps, old, strict=True))
+            total = torch.zeros(())
+            for lp, o, aw in zip(logps, old, weighted, strict=True):
+                ratio = torch.exp(lp - o)
+                total = total - torch.minimum(ratio * aw, ratio.clamp(1 - c.clip, 1 + c.clip) * aw).sum()
+            loss = total / n_rollouts
             self.optimizer.zero_grad()
             loss.backward()
             self.optimizer.step()
-            mismatch = max(
-                float((lp.detach() - torch.from_numpy(r.logprobs)).abs().max())
-                for r, lp in zip(rows, logps, strict=True)
-            )
-            metrics |= {"loss": float(loss.detach()), "logprob_mismatch": mismatch}
-        return metrics
+            losses.append(float(loss.detach()))
+        return {"loss": losses[0], "logprob_mismatch": mismatch}
 
     def execute(self) -> dict[str, Any]:
         """Train to `steps` (resuming from the checkpoint), evaluating every `eval_every` steps."""

@@ -57,6 +57,7 @@ class SlotWorld:
     task: SlotTask
     state: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SLOTS, 0))
     actions: int = 0
+    touched: set[str] = field(default_factory=set)
 
     def set(self, slot: str, value: int) -> str:
         """Apply one `set` tool call; the result text goes back to the agent."""
@@ -64,20 +65,25 @@ class SlotWorld:
         if slot not in self.state:
             return "error"
         self.state[slot] = value
+        self.touched.add(slot)
         return "ok"
 
     def verify(self) -> tuple[float, bool, dict[str, object]]:
         """(reward, success, verifier output) from the final state alone.
 
-        The reward is the share of target slots holding their value, halved when any other slot was
-        changed; success is all targets right and nothing else touched. A wrong `set` on a target slot
-        costs nothing, so exploring is not punished below doing nothing (which would make answering at
-        once a trap for a policy learning from scratch).
+        Each target slot earns half its share for being set at all and the other half for holding its
+        value; the total is halved when any other slot was changed. Success is all targets right and
+        nothing else touched. The partial credit for the right slot is what makes the task learnable from
+        scratch: all-or-nothing per target (1 in 6 random sets earns anything) left a policy learning from
+        scratch with too little signal to discover that the goal names the slots. A wrong value costs
+        nothing, so exploring is not punished below doing nothing (which would make answering at once a
+        trap).
         """
         targets = dict(self.task.targets)
+        touched = sum(s in self.touched for s in targets)
         right = sum(self.state[s] == v for s, v in targets.items())
         collateral = [s for s in SLOTS if s not in targets and self.state[s] != 0]
-        reward = right / len(targets) * (0.5 if collateral else 1.0)
+        reward = (touched + right) / (2 * len(targets)) * (0.5 if collateral else 1.0)
         success = right == len(targets) and not collateral
         output = {
             "state": dict(self.state),

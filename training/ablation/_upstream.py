@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from forge_eval.training.ablation import _tokens
-from forge_eval.training.ablation._model import MAX_LEN, TinyPolicy, generate
+from forge_eval.training.ablation._model import Policy, generate
 from forge_eval.training.proxy import (
     CanonicalRequest,
     CanonicalResponse,
@@ -21,8 +21,6 @@ from forge_eval.training.proxy import (
     UpstreamError,
     UpstreamResult,
 )
-
-MODEL_NAME = "forge-tiny-policy"
 
 
 def call_seed(seed: int, route_key: str, call_seq: int) -> int:
@@ -32,25 +30,27 @@ def call_seed(seed: int, route_key: str, call_seq: int) -> int:
 
 
 class PolicyUpstream:
-    """Serves canonical chat requests from a `TinyPolicy` (`policy_version` is set by the trainer)."""
+    """Serves canonical chat requests from a `Policy` as model `name` (`policy_version` is set by the
+    trainer)."""
 
-    def __init__(self, model: TinyPolicy) -> None:
-        self.model = model
+    def __init__(self, model: Policy, name: str) -> None:
+        self.model, self.name = model, name
         self.policy_version = 0
 
     async def complete(
         self, request: CanonicalRequest, sampling: dict[str, Any], *, route_key: str, call_seq: int
     ) -> UpstreamResult:
-        served = request.body(MODEL_NAME, sampling)
+        served = request.body(self.name, sampling)
         if request.is_completion:
             raise UpstreamError(
                 "http_4xx", "the small policy serves chat requests only", 400, served_request=served
             )
-        prompt = _tokens.render_prompt(request.messages, request.tools, request.tool_choice)
-        if len(prompt) + _tokens.MAX_TURN_TOKENS > MAX_LEN:
+        grammar = self.model.grammar
+        prompt = grammar.render_prompt(request.messages, request.tools, request.tool_choice)
+        if len(prompt) + _tokens.MAX_TURN_TOKENS > self.model.max_len:
             raise UpstreamError(
                 "context_length",
-                f"prompt of {len(prompt)} tokens exceeds the maximum context length of {MAX_LEN}",
+                f"prompt of {len(prompt)} tokens exceeds the maximum context length of {self.model.max_len}",
                 400,
                 served_request=served,
             )
@@ -61,7 +61,7 @@ class PolicyUpstream:
             temperature=float(sampling.get("temperature", 1.0)),
             seed=call_seed(int(sampling.get("seed", 0)), route_key, call_seq),
         )
-        text, calls = _tokens.parse(ids)
+        text, calls = grammar.parse(ids)
         tool_calls = [ToolCall(f"call_{call_seq}_{i}", n, json.dumps(a)) for i, (n, a) in enumerate(calls)]
         response = CanonicalResponse(
             text=text,
@@ -69,20 +69,20 @@ class PolicyUpstream:
             finish_reason="tool_calls" if tool_calls else "stop",
             prompt_tokens=len(prompt),
             completion_tokens=len(ids),
-            model=MODEL_NAME,
+            model=self.name,
             prompt_token_ids=prompt,
             completion_token_ids=ids,
             completion_logprobs=logprobs,
             policy_version=self.policy_version,
         )
         raw = {
-            "model": MODEL_NAME,
+            "model": self.name,
             "choices": [{"message": response.assistant_message(), "finish_reason": response.finish_reason}],
         }
         return UpstreamResult(response, served, raw, "in-process", 200, [], t_start, time.time())
 
     async def count_tokens(self, request: CanonicalRequest) -> int:
-        return len(_tokens.render_prompt(request.messages, request.tools, request.tool_choice))
+        return len(self.model.grammar.render_prompt(request.messages, request.tools, request.tool_choice))
 
     async def aclose(self) -> None:
         """Nothing to release: the policy belongs to the trainer."""

