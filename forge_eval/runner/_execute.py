@@ -14,7 +14,7 @@ from inspect_ai.log import EvalLog
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.analysis import read_run_logs, summarize_trials, trials_table
-from forge_eval.harnesses import harness_settings
+from forge_eval.harnesses import HARNESSES, ExternalHarness, harness_settings
 from forge_eval.models import EMBEDDED_MODELS
 from forge_eval.reports._results import (
     JudgeInfo,
@@ -154,7 +154,7 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
             model_roles=roles,
             epochs=spec.epochs,
             limit=spec.limit,
-            max_tasks=len(tasks),
+            max_tasks=_max_tasks(plan, model, len(tasks)),
             max_connections=spec.max_connections or (2 if model.embedded else None),
             retry_attempts=2,
             retry_wait=1,
@@ -165,6 +165,15 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
             **generate,
         )
     return summarize_run(plan, model.label)
+
+
+def _max_tasks(plan: RunPlan, model: ResolvedModel, n_tasks: int) -> int:
+    """Seeds run side by side, except harness programs on the embedded model: one seed at a time, so
+    no more harnesses run than the model has slots (max_connections). Otherwise each sample's time
+    limit (wall clock) is spent queueing for the model (4 codex samples at once: 100-317 s per sample,
+    32-224 s of it working), and each harness process takes CPU and memory from the model."""
+    external = isinstance(HARNESSES.get(plan.harness), ExternalHarness)
+    return 1 if model.embedded and external else n_tasks
 
 
 def _judge_roles(plan: RunPlan, model: ResolvedModel, stack: ExitStack) -> dict[str, Any] | None:
