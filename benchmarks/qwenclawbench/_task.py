@@ -10,6 +10,7 @@ and the judge read is the conversation OpenClaw sent through the proxy, as OpenC
 from __future__ import annotations
 
 import asyncio
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -99,13 +100,19 @@ def external(harness: str) -> ExternalHarness:
 
 
 @solver
-def qwenclawbench_agent(harness: str = DEFAULT_HARNESS) -> Solver:
-    """The harness in a workspace holding the task's files; the workspace is kept for the scorer."""
+def qwenclawbench_agent(harness: str = DEFAULT_HARNESS, timeout_multiplier: float = 1.0) -> Solver:
+    """The harness in a workspace holding the task's files; the workspace is kept for the scorer.
+
+    Like upstream, the harness may run for the task's `timeout_seconds` (1800 s for every v1.1 task)
+    times `timeout_multiplier`, not for the harness's own default.
+    """
     chosen = external(harness)
-    # the official run gives OpenClaw the task prompt alone: no extra tools, no benchmark system prompt
-    inner = chosen.solver(tools=[], system_prompt="", stage=_stage, keep_workspace=True)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
+        timed = copy.copy(chosen)  # the registered harness is shared: the limit is set on a copy
+        timed.timeout_s = state.metadata["timeout_seconds"] * timeout_multiplier  # type: ignore[misc]
+        # the official run gives OpenClaw the task prompt alone: no extra tools, no benchmark system prompt
+        inner = timed.solver(tools=[], system_prompt="", stage=_stage, keep_workspace=True)
         return await inner(state, generate)
 
     return solve
@@ -167,6 +174,7 @@ def qwenclawbench(
     data_dir: str | None = None,
     judge_max_tokens: int = JUDGE_MAX_TOKENS,
     simple: bool = False,
+    timeout_multiplier: float = 1.0,
 ) -> Task:
     """QwenClawBench v1.1 (SKYLENAGE-AI/QwenClawBench @ e4eefcf): the local-workspace tasks.
 
@@ -177,17 +185,21 @@ def qwenclawbench(
         data_dir: The benchmark folder or the upstream repository root (default: cache/download).
         judge_max_tokens: Reply cap of the judge (upstream 20480).
         simple: Upstream `--simple-scoring`: no s_auto >= 0.75 gate on the judge's share.
+        timeout_multiplier: Upstream `--timeout-multiplier`: the harness may run each task's
+            `timeout_seconds` times this.
     """
     root = data_root(data_dir)
     samples = runnable_samples(root, task_ids)
-    longest = max(s.metadata["timeout_seconds"] for s in samples if s.metadata)
+    if timeout_multiplier <= 0:
+        raise UsageError(f"timeout_multiplier must be > 0, got {timeout_multiplier}")
+    longest = max(s.metadata["timeout_seconds"] for s in samples if s.metadata) * timeout_multiplier
     return Task(
         dataset=MemoryDataset(samples, name="qwenclawbench"),
-        solver=qwenclawbench_agent(harness),
+        solver=qwenclawbench_agent(harness, timeout_multiplier),
         scorer=qwenclawbench_scorer(judge_max_tokens=judge_max_tokens, simple=simple),
         cleanup=release_workspace,
         config=GenerateConfig(seed=seed),
-        time_limit=longest + SCORING_MARGIN_S,
+        time_limit=int(longest) + SCORING_MARGIN_S,
         name="qwenclawbench",
         metadata={"benchmark": "qwenclawbench", "seed": seed, "harness": harness},
     )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
@@ -153,3 +155,29 @@ def test_task_refuses_a_harness_without_a_workspace_and_unknown_ids() -> None:
     with pytest.raises(ForgeError, match="task_99999"):
         qwenclawbench(task_ids="task_99999", data_dir=str(QCB))
     assert BENCHMARKS.get("qwenclawbench").requirements() == []
+
+
+def test_openclaw_runs_for_the_tasks_timeout_times_the_multiplier(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream runs OpenClaw for timeout_seconds x --timeout-multiplier (1800 s in v1.1), not 900 s."""
+    from inspect_ai.solver import TaskState
+
+    from forge_eval.benchmarks.qwenclawbench._task import qwenclawbench_agent
+    from forge_eval.harnesses import HARNESSES
+
+    openclaw = HARNESSES.get("openclaw")
+    seen: list[float] = []
+
+    def fake_solver(self: Any, **options: Any) -> Any:
+        seen.append(self.timeout_s)
+
+        async def solve(state: TaskState, generate: Any) -> TaskState:
+            return state
+
+        return solve
+
+    monkeypatch.setattr(type(openclaw), "solver", fake_solver)
+    meta = {"timeout_seconds": 1800}
+    state = TaskState(model="mockllm/model", sample_id="t", epoch=1, input="p", messages=[], metadata=meta)
+    asyncio.run(qwenclawbench_agent("openclaw", 1.5)(state, None))  # type: ignore[arg-type]
+    assert seen == [2700.0]
+    assert openclaw.timeout_s == 900.0  # the shared registered harness keeps its own default
