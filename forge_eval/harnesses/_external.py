@@ -36,7 +36,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
 from inspect_ai.tool import Tool
 
 from forge_eval._errors import ForgeError
-from forge_eval.harnesses._environment import serve_tools, task_environment
+from forge_eval.harnesses._environment import TaskEnvironment, serve_tools, task_environment
 from forge_eval.harnesses._harness import Harness
 from forge_eval.harnesses._npm import NpmPackage, ensure_installed
 from forge_eval.harnesses._seeding import run_seed_for, seed_per_epoch
@@ -138,47 +138,18 @@ class ExternalHarness(Harness):
         return problems
 
     async def rollout_command(self, spec: "RolloutSpec", workdir: Path) -> "RolloutCommand":
-        """A training rollout of this harness on a benchmark task (`spec.task`): the task's environment
-        (`task_environment`: world, tools, prompt, grader), its tools behind `forge-tool`, and the same
-        `launch` as in `forge-eval run`, pointed at the rollout's proxy URL and key. The verifier grades
-        the harness's final answer and the world; `cleanup` stops the tools and drops the world."""
-        from forge_eval.training.backends import RolloutCommand, SandboxResult
+        """A training rollout on a benchmark task: the same `launch` as in `forge-eval run`, with the
+        task's tools behind `forge-tool`, pointed at the rollout's proxy URL and key (`harness_rollout`)."""
+        prefix = await asyncio.to_thread(self.install)
+        proxy = ProxyEndpoint(spec.proxy_base_url, spec.api_key)
 
-        environment = await task_environment(spec.task)
-        try:
-            prefix = await asyncio.to_thread(self.install)
-            bridge = ToolBridge(environment.tools)
-            tools_url, stop_tools = await serve_tools(bridge, environment.context)
-        except BaseException:
-            await environment.close()
-            raise
+        def launch(environment: TaskEnvironment, bridge: ToolBridge, workspace: Workspace) -> Launch:
+            prompt = prompt_for(environment.system_prompt, bridge, environment.prompt)
+            lean = current_settings().lean
+            return self.launch(prompt=prompt, proxy=proxy, workspace=workspace, prefix=prefix, lean=lean)
 
-        async def verify(result: SandboxResult, work: Path) -> "Verdict":
-            return await environment.grade(self.final_answer(result.stdout))
-
-        async def cleanup() -> None:
-            try:
-                await stop_tools()
-            finally:
-                await environment.close()
-
-        workspace = _prepare(Workspace(workdir), bridge)
-        launch = self.launch(
-            prompt=prompt_for(environment.system_prompt, bridge, environment.prompt),
-            proxy=ProxyEndpoint(spec.proxy_base_url, spec.api_key),
-            workspace=workspace,
-            prefix=prefix,
-            lean=current_settings().lean,
-        )
-        return RolloutCommand(
-            argv=launch.argv,
-            env=_launch_env(launch, workspace, tools_url),
-            ro_binds=_ro_binds(prefix),
-            forwards=_forwards(tools_url),
-            cwd=workspace.work,
-            verify=verify,
-            limits=self.limits(),
-            cleanup=cleanup,
+        return await harness_rollout(
+            spec, workdir, launch, self.final_answer, ro_binds=_ro_binds(prefix), limits=self.limits()
         )
 
     def solver(
@@ -194,6 +165,58 @@ class ExternalHarness(Harness):
         return chain(
             seed_per_epoch(), external_harness(self, tools, system_prompt, stage, keep_workspace)
         )
+
+
+async def harness_rollout(
+    spec: "RolloutSpec",
+    workdir: Path,
+    launch: Callable[[TaskEnvironment, ToolBridge, Workspace], Launch],
+    final_answer: Callable[[str], str],
+    *,
+    ro_binds: list[Path],
+    limits: "SandboxLimits | None" = None,
+) -> "RolloutCommand":
+    """A training rollout of a harness program on a benchmark task (`spec.task`), for every harness:
+    the task's environment (`task_environment`: world, tools, prompt, grader), its tools served from
+    this host (`forge-tool`, forwarded into the sandbox), the private workspace in the rollout's work
+    dir, and `launch` there. The verifier grades `final_answer(stdout)` with the benchmark's grader;
+    `cleanup` stops the tools and drops the world."""
+    from forge_eval.training.backends import RolloutCommand, SandboxResult
+
+    environment = await task_environment(spec.task)
+    try:
+        bridge = ToolBridge(environment.tools)
+        tools_url, stop_tools = await serve_tools(bridge, environment.context)
+    except BaseException:
+        await environment.close()
+        raise
+
+    async def verify(result: SandboxResult, work: Path) -> "Verdict":
+        return await environment.grade(final_answer(result.stdout))
+
+    async def cleanup() -> None:
+        try:
+            await stop_tools()
+        finally:
+            await environment.close()
+
+    try:
+        workspace = _prepare(Workspace(workdir), bridge)
+        started = launch(environment, bridge, workspace)
+        env = _launch_env(started, workspace, tools_url)
+    except BaseException:
+        await cleanup()
+        raise
+    return RolloutCommand(
+        argv=started.argv,
+        env=env,
+        ro_binds=ro_binds,
+        forwards=_forwards(tools_url),
+        cwd=workspace.work,
+        verify=verify,
+        limits=limits,
+        cleanup=cleanup,
+    )
 
 
 def prompt_for(system_prompt: str, bridge: ToolBridge, task: str) -> str:

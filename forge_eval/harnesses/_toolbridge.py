@@ -3,6 +3,7 @@
 Codex CLI, Claude Code and OpenClaw bring their own tool loops and a shell; as in the OpenForgeRL paper
 (SKILL.md-style instructions + shell for OpenClaw and Codex), the benchmark's tools reach them as one
 command, `forge-tool NAME key=value ...`, described in the prompt and in `SKILL.md` in the workspace.
+`/schemas` lists the tools for a harness with native tool calls (react in training rollouts).
 The command posts to a small HTTP server that runs in the sample (so the tools see the sample's store
 and service world) and is the only thing besides the proxy that the sandbox can reach.
 """
@@ -112,6 +113,14 @@ class ToolBridge:
             lines.append(f"- {name} {_signature(tool)}: {tool.description}")
         return "\n".join(lines)
 
+    def schemas(self) -> list[dict[str, Any]]:
+        """Each tool's name, description and JSON-Schema parameters: what a harness with native tool
+        calls (react) needs to offer them to its model."""
+        return [
+            {"name": name, "description": tool.description, "parameters": tool.parameters.model_dump()}
+            for name, tool in self.tools.items()
+        ]
+
     def install(self, bin_dir: Path, python: str) -> Path:
         """Write the `forge-tool` command into `bin_dir`, run by `python`; returns its path."""
         bin_dir.mkdir(parents=True, exist_ok=True)
@@ -123,6 +132,9 @@ class ToolBridge:
     def app(self) -> Starlette:
         async def instructions(request: Request) -> Response:
             return Response(self.instructions(), media_type="text/markdown")
+
+        async def schemas(request: Request) -> Response:
+            return JSONResponse(self.schemas())
 
         async def call(request: Request) -> Response:
             name = request.path_params["name"]
@@ -149,6 +161,7 @@ class ToolBridge:
         return Starlette(
             routes=[
                 Route("/instructions", instructions, methods=["GET"]),
+                Route("/schemas", schemas, methods=["GET"]),
                 Route("/tools/{name}", call, methods=["POST"]),
             ]
         )

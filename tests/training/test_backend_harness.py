@@ -1,7 +1,8 @@
 """Real harnesses as training rollouts: a forgelab task exported with `task_rows`, run by
 `ForgeProxyAgentLoop` as training/configs/agent_loops.yaml instantiates it (`backend: local`), the REAL
-harness binary in its bubblewrap sandbox, the real recording proxy, and a scripted upstream model (the
-only stand-in: no model server fits a test's time budget here). The harness's `rollout_command` sets the
+harness (Codex, Claude Code, OpenClaw binaries; react as its Inspect program) in its bubblewrap sandbox,
+the real recording proxy, and a scripted upstream model (the only stand-in: the embedded model is too slow
+for a test's time budget here). The harness's `rollout_command` sets the
 task's world and tools up, forgelab's own checks grade it, and the records become training outputs."""
 
 import asyncio
@@ -56,7 +57,7 @@ def _loop(proxy: ServerThread, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN202
 
 @pytest.mark.verl
 @pytest.mark.slow
-@pytest.mark.parametrize("harness", ["codex", "claude-code"])
+@pytest.mark.parametrize("harness", ["codex", "claude-code", "openclaw", "react"])
 def test_forgelab_task_as_a_training_rollout(harness: str, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     from forge_eval.training.verl import task_rows
 
@@ -85,10 +86,14 @@ def test_forgelab_task_as_a_training_rollout(harness: str, tmp_path: Path, monke
     assert record.termination == "completed" and record.exit_code == 0
     # forgelab's own checks graded it: the answer quotes the phone number the tool returned in the sandbox
     assert record.reward == 1.0, record
-    assert "415 555 0142" in record.answer and UNREACHABLE in record.answer
-    assert "MODEL-SERVER-REACHED" not in record.answer
+    assert "415 555 0142" in record.answer and "MODEL-SERVER-REACHED" not in record.answer
     calls = read_calls(records, rollout_id, attempt)
-    assert len(calls) >= 2 and COMMAND in json.dumps(calls[0].returned_response)
+    first = json.dumps(calls[0].returned_response)
+    assert len(calls) >= 2
+    if harness == "react":  # Inspect's loop calls the task's tools natively, through the tool bridge
+        assert "contacts_search" in first and "submit" in json.dumps(calls[-1].returned_response)
+    else:
+        assert COMMAND in first and UNREACHABLE in record.answer
     # training outputs: token rows carrying the verifier's reward
     assert outputs and {o.reward_score for o in outputs} == {1.0}
     assert all(len(o.response_ids) == len(o.response_mask) > 0 for o in outputs)
