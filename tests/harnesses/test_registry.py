@@ -64,3 +64,18 @@ def test_pins_come_from_the_harness_modules_node_first():
     packages = {p.name: p.version for h in EXTERNAL for p in HARNESSES.get(h).packages}
     assert sorted(lines) == sorted(f"{n} {v}" for n, v in packages.items())
     assert packages["@openai/codex"] == "0.171.0" and packages["openclaw"] == "2026.9.6"
+
+
+def test_harness_programs_on_the_embedded_model_run_one_seed_at_a_time():
+    """No more harness programs at once than the embedded model has slots (max_connections samples of
+    one seed's task); Inspect's own loop and any served model keep every seed side by side."""
+    from types import SimpleNamespace
+
+    from forge_eval.runner._execute import _max_tasks
+
+    embedded, served = SimpleNamespace(embedded=True), SimpleNamespace(embedded=False)
+    for name in EXTERNAL:
+        assert _max_tasks(SimpleNamespace(harness=name), embedded, 3) == 1
+        assert _max_tasks(SimpleNamespace(harness=name), served, 3) == 3
+    assert _max_tasks(SimpleNamespace(harness="react"), embedded, 3) == 3
+
