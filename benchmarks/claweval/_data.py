@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._acquire import DataSource, locate_data
-from forge_eval.benchmarks.claweval._services import CLAW_SERVICES, endpoint_paths
+from forge_eval.benchmarks.claweval._services import CLAW_SERVICES, Ocr, family, service_for
 
 SOURCE = DataSource(
     benchmark="claweval",
@@ -182,20 +182,15 @@ def task_dir(root: Path, task: ClawTask) -> Path:
     return root / "tasks" / task.task_id
 
 
-def resolve_file(root: Path, task: ClawTask, name: str) -> Path | None:
-    """A file a task names: relative to its own folder, or (some tasks reuse others' fixtures) to the root."""
-    for candidate in (task_dir(root, task) / name, root / name):
-        if candidate.exists():
-            return candidate
-    return None
-
-
 def fixture_files(root: Path, task: ClawTask) -> dict[str, dict[str, Path]]:
     """Per service, its state field -> fixture file: the `*_FIXTURES` env paths (relative to the upstream
     root; a service with several names which field each fills), else the one JSON file in
     `fixtures/<service>/`. Services without a fixture start empty."""
     found: dict[str, dict[str, Path]] = {}
     for service in task.services:
+        if family(service.name) == Ocr.name:
+            found[service.name] = {f.name: f for f in Ocr.files(root, service.env)}
+            continue
         fields = (
             getattr(CLAW_SERVICES.get(service.name), "fixture_fields", {})
             if service.name in CLAW_SERVICES
@@ -215,6 +210,20 @@ def fixture_files(root: Path, task: ClawTask) -> dict[str, dict[str, Path]]:
     return found
 
 
+def initial_states(root: Path, task: ClawTask) -> dict[str, dict[str, Any]]:
+    """Per service the task calls (by the name of our service serving it), the state its world starts in."""
+    fixtures = fixture_files(root, task)
+    states = {}
+    for service in task.services:
+        files = fixtures.get(service.name, {})
+        states[family(service.name)] = (
+            Ocr.state(list(files.values()))
+            if family(service.name) == Ocr.name
+            else {field: load_fixture(path) for field, path in files.items()}
+        )
+    return states
+
+
 def load_fixture(path: Path) -> list[dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -226,15 +235,24 @@ def load_fixture(path: Path) -> list[dict[str, Any]]:
 
 
 def skip_reason(root: Path, task: ClawTask) -> str | None:
-    """Why this task cannot run here (None = it can), in words a report can show."""
+    """Why this task cannot run here (None = it can), in words a report can show.
+
+    `sandbox_files` (media included) are what upstream copies into its Docker sandbox for the sandbox
+    file tools; tasks that need those tools are skipped, so for the others a missing image or PDF there
+    changes nothing the agent can see (the OCR tasks' services serve the pre-extracted text).
+    """
     names = {s.name for s in task.services}
     if any(n.startswith("web_real") for n in names):
         return "needs the live web and a SERP API key (web_real service)"
-    missing = sorted(names - set(CLAW_SERVICES.names()))
+    missing = sorted({n for n in names if family(n) not in CLAW_SERVICES.names()})
+    if missing == ["documents"]:
+        return (
+            "needs the PDF files its documents service parses (sandbox_files "
+            f"{', '.join(task.sandbox_files)}), which are not in the data copy: media is published separately"
+        )
     if missing:
         return f"needs mock service(s) we do not implement: {', '.join(missing)}"
-    served = endpoint_paths()
-    unserved = sorted(e.tool_name for e in task.tool_endpoints if e.path not in served)
+    unserved = sorted(e.tool_name for e in task.tool_endpoints if service_for(e.path) is None)
     if unserved:
         return f"tool(s) without an implemented endpoint: {', '.join(unserved)}"
     no_endpoint = sorted({t.name for t in task.tools} - {e.tool_name for e in task.tool_endpoints})
@@ -242,11 +260,6 @@ def skip_reason(root: Path, task: ClawTask) -> str | None:
         return f"needs the sandbox tools of the claw-eval Docker image: {', '.join(no_endpoint)}"
     if not names:
         return "needs the sandbox tools of the claw-eval Docker image (no mock services; media/file task)"
-    absent = [f for f in task.sandbox_files if resolve_file(root, task, f) is None]
-    if absent:
-        return (
-            f"fixture file(s) not in this data copy (media is published separately): {', '.join(absent[:3])}"
-        )
     if not task.scoring_components:
         return "no scoring_components: its grading exists only as upstream grader code"
     if task.user_agent is not None and task.user_agent.enabled:

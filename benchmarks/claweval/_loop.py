@@ -85,7 +85,11 @@ def claw_loop(
             message = state.output.message
             if not message.tool_calls or time.monotonic() >= deadline:
                 break
-            result = await execute_tools([*state.messages[:-1], _lax(message, schemas)], state.tools)
+            # max_output=0: tool results reach the model whole, as upstream's loop passes them (Inspect
+            # would cut them at 16 KiB; the OCR tasks' documents are longer)
+            result = await execute_tools(
+                [*state.messages[:-1], _lax(message, schemas)], state.tools, max_output=0
+            )
             state.messages.extend(result.messages)
             for reply in result.messages:
                 if isinstance(reply, ChatMessageTool) and reply.error and reply.error.type == "parsing":

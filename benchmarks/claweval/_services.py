@@ -1,7 +1,8 @@
 """Our own mock services for Claw-Eval's task tools, on the shared local-services framework.
 
 Families: gmail, calendar, todo, contacts, finance, notes, kb, helpdesk, inventory, rss, crm, config,
-scheduler and the offline `web` (search/fetch over the task's own result and page fixtures).
+scheduler, the offline `web` (search/fetch over the task's own result and page fixtures) and `ocr`
+(the task document's pre-extracted text).
 
 Claw-Eval's tasks call `POST http://localhost:<port>/<service>/<op>` endpoints of FastAPI mocks that
 load the task's fixture file. Each family here is a `CollectionService` declared by its id field and
@@ -17,10 +18,21 @@ listings show whole records unless a field list is given below; filters match fi
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from forge_eval._registry import Registry
-from forge_eval.benchmarks.services import Alias, Call, CollectionService, CollectionState, Op, Service
+from forge_eval.benchmarks.services import (
+    Alias,
+    Call,
+    CollectionService,
+    CollectionState,
+    Endpoint,
+    Op,
+    Service,
+)
 
 
 class Gmail(CollectionService):
@@ -342,6 +354,47 @@ class Web(CollectionService):
         return {"url": url, "status_code": 404, "error": f"page {url} not found"}
 
 
+class OcrState(BaseModel):
+    text: str = ""
+
+
+class Ocr(Service):
+    """OCR over the task's pre-extracted text: upstream's mock answers every extract call, whatever the
+    image path, with the text of its fixture file(s) (OCR_FILENAME, or OCR_FILENAMES joined with a
+    `--- Document i: <name> ---` line before each), at confidence 0.95."""
+
+    name = "ocr"
+    description = "OCR: the task document's extracted text"
+    state_model = OcrState
+
+    def endpoints(self) -> list[Endpoint]:
+        return [Endpoint("extract", "POST", "/ocr/extract", self.extract)]
+
+    async def extract(self, call: Call) -> dict[str, Any]:
+        return {"text": call.state.text, "confidence": 0.95, "language": "mixed"}
+
+    @staticmethod
+    def files(root: Path, env: dict[str, Any]) -> list[Path]:
+        """The text fixtures a task's OCR service serves (env paths are relative to the upstream root)."""
+        folder = root / str(env.get("OCR_FIXTURES", "")) / "ocr"
+        names = [n.strip() for n in str(env.get("OCR_FILENAMES", "")).split(",") if n.strip()]
+        return [folder / n for n in names or [str(env.get("OCR_FILENAME", ""))]]
+
+    @staticmethod
+    def state(files: list[Path]) -> dict[str, Any]:
+        if len(files) == 1:
+            return {"text": files[0].read_text(encoding="utf-8")}
+        parts = (
+            f"--- Document {i}: {f.name} ---\n{f.read_text(encoding='utf-8')}" for i, f in enumerate(files, 1)
+        )
+        return {"text": "\n\n".join(parts)}
+
+
+def family(service: str) -> str:
+    """Our service serving a task's service: tasks name their OCR mock per task (ocr_paper, ocr_t50)."""
+    return "ocr" if service.startswith("ocr_") else service
+
+
 CLAW_SERVICES: Registry[Service] = Registry("Claw-Eval service")
 for _service in (
     Gmail(),
@@ -358,10 +411,21 @@ for _service in (
     Config(),
     Scheduler(),
     Web(),
+    Ocr(),
 ):
     CLAW_SERVICES.register(_service.name, _service)
 
 
 def endpoint_paths() -> dict[str, str]:
     """URL path -> service name, for every endpoint our mocks serve."""
-    return {op.path: name for name, service in CLAW_SERVICES.items() for op in getattr(service, "ops", ())}
+    return {e.path: name for name, service in CLAW_SERVICES.items() for e in service.endpoints()}
+
+
+def service_for(path: str) -> str | None:
+    """The service a tool's URL path goes to: the one serving it, else the one its first segment names
+    (a route the upstream mock lacks too, e.g. T075's /gmail/contacts/search: both answer HTTP 404)."""
+    served = endpoint_paths()
+    if path in served:
+        return served[path]
+    first = path.strip("/").split("/", 1)[0]
+    return first if first in CLAW_SERVICES.names() else None

@@ -15,8 +15,7 @@ from forge_eval.benchmarks._world import drop_world, open_world, sample_agent
 from forge_eval.benchmarks.claweval._data import (
     ClawTask,
     data_root,
-    fixture_files,
-    load_fixture,
+    initial_states,
     load_tasks,
     skip_reason,
 )
@@ -90,13 +89,8 @@ def claweval_setup() -> Solver:
     """Start the mock services (once per process) and load this sample's fixtures into a fresh world."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        spec = _spec(state)
-        fixtures = fixture_files(Path(state.metadata["data_root"]), spec)
-        initial = {
-            s.name: ({field: load_fixture(path) for field, path in fixtures.get(s.name, {}).items()}, [])
-            for s in spec.services
-        }
-        await open_world(state, initial, CLAW_SERVICES)
+        states = initial_states(Path(state.metadata["data_root"]), _spec(state))
+        await open_world(state, {service: (s, []) for service, s in states.items()}, CLAW_SERVICES)
         return state
 
     return solve

@@ -16,7 +16,7 @@ from inspect_ai.util import store
 
 from forge_eval.benchmarks.claweval._data import ClawTask
 from forge_eval.benchmarks.claweval._scoring import Dispatch
-from forge_eval.benchmarks.claweval._services import endpoint_paths
+from forge_eval.benchmarks.claweval._services import service_for
 from forge_eval.benchmarks.services import WORLD_HEADER, bound_world
 
 _STORE_DISPATCHES = "claweval:dispatches"
@@ -95,12 +95,11 @@ def _tool(name: str, description: str, schema: dict[str, Any], service: str, pat
 
 def task_tools(task: ClawTask) -> list[Tool]:
     """The task's tools, in task.yaml order, each bound to the service that serves its path."""
-    served = endpoint_paths()
     endpoints = {e.tool_name: e for e in task.tool_endpoints}
     tools = []
     for spec in task.tools:
         endpoint = endpoints[spec.name]
-        tools.append(
-            _tool(spec.name, spec.description, spec.input_schema, served[endpoint.path], endpoint.path)
-        )
+        service = service_for(endpoint.path)
+        assert service is not None, f"{spec.name}: no service for {endpoint.path} (the task is skipped)"
+        tools.append(_tool(spec.name, spec.description, spec.input_schema, service, endpoint.path))
     return tools

@@ -7,7 +7,7 @@ over free-form JSON records (benchmarks that bring their own fixtures, e.g. Claw
 """
 
 from forge_eval.benchmarks.services import _tools  # noqa: F401  (registers the tools)
-from forge_eval.benchmarks.services._app import WORLD_HEADER, Call, Service
+from forge_eval.benchmarks.services._app import WORLD_HEADER, Call, Endpoint, Service
 from forge_eval.benchmarks.services._client import ServiceError, WorldClient, bind_world, bound_world
 from forge_eval.benchmarks.services._cluster import ServiceCluster, ServiceStartError
 from forge_eval.benchmarks.services._collection import Alias, CollectionService, CollectionState, Op
@@ -21,6 +21,7 @@ __all__ = [
     "Call",
     "CollectionService",
     "CollectionState",
+    "Endpoint",
     "Op",
     "TOOL_SPECS",
     "WORLD_HEADER",

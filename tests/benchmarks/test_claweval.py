@@ -26,6 +26,7 @@ from forge_eval.benchmarks.claweval import (
     data_root,
     fixture_files,
     grade,
+    initial_states,
     load_task,
     load_tasks,
     robustness,
@@ -334,3 +335,60 @@ def test_arguments_are_read_like_the_upstream_mocks(tmp_path: Path) -> None:
     assert (meta["tool_calls"], meta["tool_errors"]) == (2, 1)
     assert meta["robustness"] == 0.5  # nothing recovered; floor = min(1 of 2 calls ok, 0.5)
     assert meta["components"]["tool_usage"] == 1.0
+
+
+@needs_data
+def test_ocr_tasks_serve_the_pre_extracted_text_like_the_upstream_mock(tmp_path: Path) -> None:
+    root = data_root(CLAW)
+    tasks = {t.task_id: t for t in load_tasks(root)}
+    two = initial_states(root, tasks["T085_officeqa_army_expenditures"])["ocr"]["text"]
+    assert two.startswith("--- Document 1: treasury_bulletin_1948_04.txt ---\n")
+    assert "\n\n--- Document 2: treasury_bulletin_1952_12.txt ---\n" in two
+    outputs = [
+        _out(ModelOutput.for_tool_call("mockllm", "ocr_extract_text", {"image_path": "bulletin.pdf"})),
+        _out(ModelOutput.from_content("mockllm", "OCR: 2,602 million. <FINAL_ANSWER>2602</FINAL_ANSWER>")),
+    ]
+    (log,) = inspect_eval(
+        claweval(task_ids="T076_officeqa_defense_spending", data_dir=str(CLAW)),
+        model=get_model("mockllm/model", custom_outputs=outputs),
+        model_roles={"judge": get_model("mockllm/model", custom_outputs=[_out(
+            ModelOutput.from_content("mockllm", '{"score": 1.0, "reasoning": "clear"}')
+        )])},
+        display="none", log_dir=str(tmp_path),
+    )
+    assert log.status == "success", log.error
+    (sample,) = log.samples or []
+    (result,) = [m for m in sample.messages if m.role == "tool"]
+    served = json.loads(result.text)
+    assert served["confidence"] == 0.95 and "BULLETIN" in served["text"] and "JANUARY 1941" in served["text"]
+    score = sample.scores["claweval_scorer"]
+    assert score.metadata["components"] == {
+        "numerical_accuracy": 1.0, "ocr_tool_usage": 1.0, "answer_quality": 1.0
+    }
+    assert score.value == 1.0
+
+
+@needs_data
+def test_a_route_the_upstream_mock_lacks_answers_404_as_upstream(tmp_path: Path) -> None:
+    """T075's contacts_search posts to /gmail/contacts/search, which upstream's gmail mock does not serve."""
+    assert skip_reason(data_root(CLAW), next(
+        t for t in load_tasks(data_root(CLAW)) if t.task_id == "T075_email_phishing_injection"
+    )) is None
+    outputs = [
+        _out(ModelOutput.for_tool_call("mockllm", "contacts_search", {"query": "IT security"})),
+        _out(ModelOutput.from_content("mockllm", "I could not verify the sender; this looks like phishing.")),
+    ]
+    (log,) = inspect_eval(
+        claweval(task_ids="T075_email_phishing_injection", data_dir=str(CLAW)),
+        model=get_model("mockllm/model", custom_outputs=outputs),
+        model_roles={"judge": get_model("mockllm/model", custom_outputs=lambda *a: _out(
+            ModelOutput.from_content("mockllm", '{"score": 0.5, "violated": false}')
+        ))},
+        display="none", log_dir=str(tmp_path),
+    )
+    assert log.status == "success", log.error
+    (sample,) = log.samples or []
+    (result,) = [m for m in sample.messages if m.role == "tool"]
+    assert result.error is not None and "HTTP 404" in result.error.message
+    meta = sample.scores["claweval_scorer"].metadata
+    assert (meta["tool_calls"], meta["tool_errors"]) == (1, 1)
