@@ -172,8 +172,11 @@ def test_program_errors_are_messages(tmp_path: Path) -> None:
     base = "http://127.0.0.1:9/r/x/0"
     with pytest.raises(UsageError, match="`command` must be a non-empty list"):
         asyncio.run(_run(backend, RolloutSpec("bad", 0, "react", {"command": "ls"}, base, "k", 10)))
-    with pytest.raises(ForgeError, match="harness 'react' cannot run training rollouts"):
-        asyncio.run(_run(backend, _spec("nocmd", base)))
+    with pytest.raises(UsageError, match="training task 'nocmd' has no benchmark"):
+        asyncio.run(_run(backend, _spec("nocmd", base)))  # react needs the task's benchmark for its tools
+    nohome = RolloutSpec("web", 0, "molmoweb", {"task_id": "web"}, base, "k", 10)
+    with pytest.raises(ForgeError, match="harness 'molmoweb' cannot run training rollouts"):
+        asyncio.run(_run(backend, nohome))
     with pytest.raises(UsageError, match="not an http"):
         asyncio.run(_run(backend, _spec("url", "ftp://x/r", ["/bin/true"])))
     assert list(tmp_path.glob("*/0")) == []  # a failed start leaves nothing behind
