@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from forge_eval._errors import ForgeError
+from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks._acquire import DataSource, locate_data
 
 COLUMNS = ("TASK", "ENABLED_TOOLS", "PROMPT", "TRAJECTORY", "GTFA_CLAIMS")
@@ -27,7 +27,7 @@ SOURCE = DataSource(
     revision="b290e67",
     marker=SAMPLE_FILE,
     subdirs=("services/mcp_eval", "scaleapi-mcp-atlas_b290e67"),
-    manual="the 500 tasks are a parquet on Hugging Face (ScaleAI/MCP-Atlas); pass that file as --data-dir",
+    manual="the 500 tasks are a parquet on Hugging Face (ScaleAI/MCP-Atlas); pass its folder as --data-dir",
 )
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 
@@ -134,10 +134,21 @@ def load_file(path: Path) -> tuple[AtlasTask, ...]:
 
 
 def task_file(data_dir: Path | str | None = None) -> Path:
-    """A given .csv/.parquet file, else the sample CSV in the folder / upstream root / cache."""
+    """A given .csv/.parquet file; a folder holding one parquet (the Hugging Face dataset, 500 tasks,
+    top level or `data/`); else the sample CSV in the folder / upstream root / cache."""
     if data_dir is not None and Path(data_dir).suffix in (".csv", ".parquet"):
         path = Path(data_dir).expanduser()
         if not path.is_file():
             raise ForgeError(f"--data-dir {path}: no such file")
         return path
+    if data_dir is not None and Path(data_dir).is_dir():
+        parquets = sorted(Path(data_dir).glob("*.parquet")) + sorted(Path(data_dir).glob("data/*.parquet"))
+        if len(parquets) == 1:
+            return parquets[0]
+        if len(parquets) > 1:
+            raise UsageError(
+                f"--data-dir {data_dir} holds {len(parquets)} parquet files: "
+                f"{', '.join(p.name for p in parquets)}",
+                hint="point it at a folder with exactly one MCP-Atlas parquet",
+            )
     return locate_data(SOURCE, data_dir) / SAMPLE_FILE

@@ -47,9 +47,11 @@ def test_parquet_gives_the_same_tasks(tmp_path: Path) -> None:
     csv_tasks = load_file(task_file(ATLAS))
     frame = pd.read_csv(task_file(ATLAS))
     frame["ENABLED_TOOLS"] = frame["ENABLED_TOOLS"].map(json.loads)  # parquet holds decoded lists
-    path = tmp_path / "tasks.parquet"
+    (tmp_path / "data").mkdir()
+    path = tmp_path / "data" / "tasks.parquet"
     frame.to_parquet(path)
     assert load_file(task_file(path)) == csv_tasks
+    assert task_file(tmp_path) == path  # the dataset folder, as downloaded: --data-dir is a folder
 
 
 def _task(tools: list[str]) -> AtlasTask:
