@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,15 @@ def test_seeded_task_runs_on_real_servers_and_is_scored_per_claim(tmp_path: Path
     assert score.answer == "Average rating 4.25; average age 32.5."
     assert any(t.startswith("notion_") for t in score.metadata["left_out_tools"])
     assert not any(t.startswith(("notion_", "lara-translate_")) for t in offered)
+
+
+def test_cli_run_with_no_runnable_task_stops_before_creating_the_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    forge = Path(sys.executable).with_name("forge-eval")
+    command = [str(forge), "run", "mcpatlas", "--data-dir", str(ATLAS), "--judge", "qwen-0.5b"]
+    command += ["--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "none of the 10 chosen MCP-Atlas tasks can run here" in done.stderr
+    assert all(task_id in done.stderr for task_id in BENCHMARKS.get("mcpatlas").skipped(ATLAS))
+    assert not out.exists()  # nothing scored, no run directory left behind
