@@ -317,3 +317,22 @@ def test_shipped_manifests_are_accepted_by_the_client(emulator: Emulator) -> Non
     assert expected <= set(created)
     example = emulator.core.list_namespaced_pod("forge-rollouts").items[0]
     assert example.spec.restart_policy == "Never" and example.spec.automount_service_account_token is False
+
+
+def test_a_command_needing_host_ports_is_refused_and_cleaned_up(emulator: Emulator, namespace: str) -> None:
+    """A real harness's task tools are served on the trainer's host (`harness_rollout`): a pod cannot reach
+    them, so the backend refuses the rollout before creating a pod and frees what the program set up."""
+    from forge_eval.training.backends import RolloutCommand
+
+    cleaned = []
+
+    async def cleanup() -> None:
+        cleaned.append(True)
+
+    def program(spec: RolloutSpec, work: Any) -> RolloutCommand:
+        return RolloutCommand(argv=["codex"], forwards={41234: "127.0.0.1:41234"}, cleanup=cleanup)
+
+    backend = _backend(emulator, namespace, program=program)
+    with pytest.raises(ForgeError, match="41234: the task's tool server"):
+        asyncio.run(backend.start(_spec()))
+    assert cleaned == [True] and _pods(emulator, namespace) == []

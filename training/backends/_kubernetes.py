@@ -321,6 +321,16 @@ class KubernetesBackend(RolloutBackend):
         try:
             await self._sweep()
             command = await resolve(self.program, spec, WORKDIR)
+            if command.forwards:  # a harness's task tools are served on this host (`harness_rollout`)
+                if command.cleanup is not None:
+                    await command.cleanup()
+                raise ForgeError(
+                    f"rollout {spec.rollout_id}: harness {spec.harness!r} needs ports of this host forwarded "
+                    f"in ({', '.join(map(str, command.forwards))}: the task's tool server), which a pod "
+                    "cannot reach",
+                    hint="run harness rollouts of benchmark tasks on the local backend, or give the task "
+                    "a `command` its image runs",
+                )
             env = {**spec.env, **proxy_env(spec), **command.env}
             name = pod_name(spec)
             await self.budget.take()
