@@ -26,9 +26,9 @@ def _variants(value: str) -> tuple[str, ...]:
     show_default=True,
     help="Comma-separated credit variants.",
 )
-@click.option("--seeds", default=3, show_default=True, help="Training seeds per variant.")
+@click.option("--seeds", default=2, show_default=True, help="Training seeds per variant.")
 @click.option("--seed-base", default=0, show_default=True, help="First seed.")
-@click.option("--steps", default=40, show_default=True, help="GRPO steps per run.")
+@click.option("--steps", default=80, show_default=True, help="GRPO steps per run.")
 @click.option(
     "--policy", default="tiny", show_default=True, help="Policy to train: tiny (from scratch) or smollm2."
 )
@@ -56,8 +56,8 @@ def _variants(value: str) -> tuple[str, ...]:
     help="Proxy records of real harness runs: report each variant's token and advantage shares per "
     "role, without training.",
 )
-@click.option("--tasks-per-step", default=4, show_default=True, help="Tasks per GRPO step.")
-@click.option("--group-size", default=6, show_default=True, help="Rollouts per task (GRPO group).")
+@click.option("--tasks-per-step", default=8, show_default=True, help="Tasks per GRPO step.")
+@click.option("--group-size", default=4, show_default=True, help="Rollouts per task (GRPO group).")
 @click.option(
     "--lr",
     type=float,
@@ -68,10 +68,10 @@ def _variants(value: str) -> tuple[str, ...]:
     "--ppo-epochs",
     type=int,
     default=None,
-    help="Clipped policy-gradient updates per batch of rollouts [default: the policy's; tiny 4, smollm2 1].",
+    help="Clipped policy-gradient updates per batch of rollouts [default: the policy's; tiny 2, smollm2 1].",
 )
 @click.option(
-    "--eval-every", default=10, show_default=True, help="Evaluate on the held-out tasks every N steps."
+    "--eval-every", default=20, show_default=True, help="Evaluate on the held-out tasks every N steps."
 )
 @click.option("--heldout", "n_heldout", default=14, show_default=True, help="Held-out tasks (of 54).")
 @click.option("--jobs", default=2, show_default=True, help="Runs trained in parallel (one core each).")
@@ -153,9 +153,11 @@ def credit(
     )
     for name, v in data["variants"].items():
         f = v["final_success"]
+        held, train = v["curves"]["heldout_reward"]["mean"], v["curves"]["train_reward"]["mean"]
         click.echo(
             f"{name:<10} final held-out success {100 * f['estimate']:5.1f}% "
-            f"[{100 * f['ci_low']:.1f}, {100 * f['ci_high']:.1f}]"
+            f"[{100 * f['ci_low']:.1f}, {100 * f['ci_high']:.1f}]; held-out reward {held[0]:.2f} -> "
+            f"{held[-1]:.2f}, training reward {train[0]:.2f} -> {train[-1]:.2f}"
         )
     click.echo(data["verdict"]["headline"])
     for sentence in [*data["verdict"]["pairs"], *data["verdict"]["internal_calls"]]:

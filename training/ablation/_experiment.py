@@ -36,16 +36,16 @@ class AblationConfig:
     """What an ablation trains; every variant gets the same settings, seeds and data order."""
 
     variants: tuple[str, ...] = ("broadcast", "masked", "terminal")
-    seeds: int = 3
+    seeds: int = 2
     seed_base: int = 0
-    steps: int = 40
+    steps: int = 80
     policy: str = "tiny"
     harness: str = HARNESS
-    tasks_per_step: int = 4
-    group_size: int = 6
+    tasks_per_step: int = 8
+    group_size: int = 4
     lr: float | None = None  # None: the policy's own (`POLICIES`)
     ppo_epochs: int | None = None
-    eval_every: int = 10
+    eval_every: int = 20
     n_heldout: int = 14
 
     def check(self) -> None:

@@ -16,13 +16,14 @@ from inspect_ai.tool import Tool
 
 from forge_eval._errors import UsageError
 from forge_eval.harnesses import HARNESSES, Harness, HarnessFacts, TaggingCues
-from forge_eval.training.ablation._slots import SlotTask, SlotWorld
+from forge_eval.training.ablation._slots import TARGETS_PER_TASK, SlotTask, SlotWorld
 from forge_eval.training.backends import RolloutOutcome
 
 HARNESS = "plan-act"
 MAIN_SYSTEM = "you act on slots"
 REVIEWER_SYSTEM = "you review plans"
-MAX_ACTION_CALLS = 3
+# one action per target: a spare turn only added a third random `set` whose noise drowned the signal
+MAX_ACTION_CALLS = TARGETS_PER_TASK
 
 
 def _tool(name: str, **properties: str) -> dict[str, Any]:

@@ -60,7 +60,7 @@ def _smollm2_missing() -> str | None:
 POLICIES: Registry[PolicyChoice] = Registry("ablation policy")
 POLICIES.register(
     "tiny",
-    PolicyChoice("2-layer transformer from scratch on the ablation's 43-word vocabulary", _tiny, 3e-3, 4),
+    PolicyChoice("2-layer transformer from scratch on the ablation's 43-word vocabulary", _tiny, 3e-3, 2),
 )
 POLICIES.register(
     "smollm2",

@@ -44,13 +44,13 @@ class RunConfig:
     variant: str
     seed: int
     policy: str = "tiny"
-    steps: int = 40
-    tasks_per_step: int = 4
-    group_size: int = 6
+    steps: int = 80
+    tasks_per_step: int = 8
+    group_size: int = 4
     lr: float = 3e-3
-    ppo_epochs: int = 4
+    ppo_epochs: int = 2
     clip: float = 0.2
-    eval_every: int = 10
+    eval_every: int = 20
     n_heldout: int = 14
     split_seed: int = 0
     d_model: int = 64
@@ -206,7 +206,12 @@ class Run:
         trajectories = await _rollouts(proxy, jobs, "eval")
         self._drop_records(jobs)
         per_task = {t.rollout.task_id: _success(t) for t in trajectories}
-        return {"step": step, "success": float(np.mean(list(per_task.values()))), "per_task": per_task}
+        return {
+            "step": step,
+            "success": float(np.mean(list(per_task.values()))),
+            "reward": float(np.mean([t.rollout.reward for t in trajectories])),
+            "per_task": per_task,
+        }
 
     def _drop_records(self, jobs: list[tuple[str, Any, str, Any]]) -> None:
         if not self.config.keep_records:

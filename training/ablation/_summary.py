@@ -94,6 +94,7 @@ def summarize(
             "seconds_per_step": float(np.mean([r["seconds_per_step"] for r in runs])),
             "curves": {
                 "heldout_success": _curve(runs, "eval", "success"),
+                "heldout_reward": _curve(runs, "eval", "reward"),
                 "train_reward": _curve(runs, "train", "reward"),
                 "internal_entropy": _curve(runs, "train", "internal_entropy"),
             },
