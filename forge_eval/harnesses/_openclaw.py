@@ -56,6 +56,12 @@ def openclaw_config(
     }
 
 
+#: Lean mode's config on top of `--local-model-lean`: no bundled-skills catalog (7 KB of its system
+#: prompt) and the tools listed directly instead of the deferred Tool Search catalog (7 KB more).
+LEAN_TOOLS = ["exec", "read", "write", "edit", "ls", "apply_patch", "process"]
+LEAN_CONFIG = {"skills": {"allowBundled": []}, "tools": {"toolSearch": False, "allow": LEAN_TOOLS}}
+
+
 def openclaw_args(
     prompt: str, config: Path, work: Path, model: str = POLICY_MODEL, timeout_s: int = 600
 ) -> list[str]:
@@ -89,7 +95,10 @@ class OpenClawHarness(ExternalHarness):
         self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool = False
     ) -> Launch:
         config = workspace.root / "openclaw.json"
-        text = json.dumps(openclaw_config(proxy.root + "/v1", proxy.api_key))
+        config_doc = openclaw_config(proxy.root + "/v1", proxy.api_key)
+        if lean:
+            config_doc.update(LEAN_CONFIG)
+        text = json.dumps(config_doc)
         args = openclaw_args(prompt, config, workspace.work, timeout_s=int(self.timeout_s))
         # its reduced local-model tool surface (docs/cli/agent.md of the package)
         argv = [str(self.binary(prefix)), *args, *(["--local-model-lean"] if lean else [])]

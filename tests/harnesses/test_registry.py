@@ -79,3 +79,25 @@ def test_harness_programs_on_the_embedded_model_run_one_seed_at_a_time():
         assert _max_tasks(SimpleNamespace(harness=name), served, 3) == 3
     assert _max_tasks(SimpleNamespace(harness="react"), embedded, 3) == 3
 
+
+
+def test_openclaw_lean_mode_drops_the_skill_catalog_and_tool_search(tmp_path):
+    """Lean mode (the embedded model) must fit OpenClaw's first request into 8192 tokens: measured 37.8 KB of
+    system prompt + tools without this config (8578 tokens, refused by the model), 23.4 KB with it."""
+    import json
+
+    from forge_eval.harnesses import ProxyEndpoint
+    from forge_eval.harnesses._workspace import Workspace
+
+    workspace = Workspace(tmp_path).create()
+    proxy = ProxyEndpoint("http://127.0.0.1:1/r/x/0", "key")
+    for lean in (False, True):
+        launch = HARNESSES.get("openclaw").launch(
+            prompt="p", proxy=proxy, workspace=workspace, prefix=tmp_path, lean=lean
+        )
+        [text] = launch.files.values()
+        config = json.loads(text)
+        assert config["models"]["providers"]["forge"]["baseUrl"] == "http://127.0.0.1:1/r/x/0/v1"
+        assert ("--local-model-lean" in launch.argv) is lean
+        assert (config.get("skills") == {"allowBundled": []}) is lean
+        assert (config.get("tools", {}).get("toolSearch") is False) is lean
