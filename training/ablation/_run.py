@@ -2,10 +2,11 @@
 
 Per step: draw the step's tasks (a pure function of seed and step), run `group_size` rollouts of each
 through the recording proxy with the `plan-act` harness, read the records back over the control plane,
-rebuild trajectories, tag roles, apply the credit variant and GRPO (`build_batch`), and take one policy-
-gradient step on the rows. Every `eval_every` steps the policy is evaluated greedily on the held-out tasks
-and the run is checkpointed (weights, optimizer, curves); a re-run resumes from the last checkpoint and,
-because sampling seeds and data order are pure functions of (seed, step, rollout), continues exactly.
+rebuild trajectories, tag roles, apply the credit variant and GRPO (`build_batch`), and take
+`ppo_epochs` clipped policy-gradient steps on the rows. Every `eval_every` steps the policy is evaluated
+greedily on the held-out tasks and the run is checkpointed (weights, optimizer, curves); a re-run resumes
+from the last checkpoint and, because sampling seeds and data order are pure functions of (seed, step,
+rollout), continues exactly.
 """
 
 import asyncio
