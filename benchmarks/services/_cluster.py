@@ -19,6 +19,7 @@ from typing import ClassVar
 import uvicorn
 
 from forge_eval._errors import ForgeError
+from forge_eval._net import tcp_socket
 from forge_eval._registry import Registry
 from forge_eval.benchmarks.services._app import Service
 from forge_eval.benchmarks.services._servers import SERVICES
@@ -129,8 +130,7 @@ class ServiceCluster:
         sockets: list[socket.socket] = []
         for service in self._services:
             port = self._ports.get(service.name, 0)
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock = tcp_socket()
             try:
                 sock.bind((HOST, port))
             except OSError as e:

@@ -13,6 +13,7 @@ from pathlib import Path
 import uvicorn
 
 from forge_eval._errors import ForgeError
+from forge_eval._net import tcp_socket
 from forge_eval.models._spec import EmbeddedModelSpec
 
 HOST = "127.0.0.1"
@@ -24,7 +25,7 @@ def bind_socket(port: int | None) -> socket.socket:
     Binding before the model loads turns a busy port into an immediate, clear error, and lets a
     parent hand the socket to its child (no race between picking a free port and using it).
     """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = tcp_socket()
     try:
         sock.bind((HOST, port or 0))
     except OSError as e:

@@ -21,6 +21,8 @@ from typing import Any
 
 import uvicorn
 
+from forge_eval._net import tcp_socket
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -51,8 +53,7 @@ class Listener:
                 os.umask(old)
             return sock
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock = tcp_socket(family)
         try:
             sock.bind((self.host, self.port))
         except OSError:
