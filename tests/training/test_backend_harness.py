@@ -26,33 +26,19 @@ from forge_eval.training.proxy import (
     serve_in_thread,
 )
 from tests.harnesses._policy import COMMAND, TASK_ID, UNREACHABLE, ForgeToolPolicy, probe_command
+from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
 from tests.training._sandboxes import needs_bwrap
 from tests.training.conftest import PROXY_ADMIN_KEY, PROXY_SECRET
 
 pytestmark = [needs_bwrap, pytest.mark.harness]
-CONFIGS = Path(__file__).parents[2] / "training" / "configs"
 
 
 def _loop(proxy: ServerThread, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN202
     """The agent loop exactly as veRL builds it from agent_loops.yaml, pointed at this test's proxy."""
-    import hydra
-    from omegaconf import OmegaConf
-    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
-
     monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", PROXY_ADMIN_KEY)
-    (entry,) = OmegaConf.load(CONFIGS / "agent_loops.yaml")
+    entry = agent_loop_entry()
     entry.proxy_url, entry.control_url, entry.deadline_s = proxy.url, proxy.control_url, 120
-    return hydra.utils.instantiate(
-        config=entry,
-        trainer_config=DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}})),
-        server_manager=None,
-        tokenizer=None,
-        processor=None,
-        hf_model_type=None,
-        dataset_cls=None,
-        data_config=DictConfigWrap(OmegaConf.create({})),
-        tools=ToolListWrap([]),
-    )
+    return instantiate_agent_loop(entry)
 
 
 @pytest.mark.verl

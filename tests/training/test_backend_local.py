@@ -21,6 +21,7 @@ from forge_eval.training.backends import (
     Verdict,
     python_ro_binds,
 )
+from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
 from tests.training._sandboxes import http_server, needs_bwrap, processes_with
 from tests.training.conftest import PROXY_ADMIN_KEY
 
@@ -106,7 +107,10 @@ def test_rollout_through_the_real_proxy(proxy_url: str, proxy_control_url: str, 
         spec = RolloutSpec("local-1", 0, "react", {}, proxy_url + created.base_path, created.api_key, 60)
         with http_server(b"other") as other:
             program = hello_program(
-                agent, HOST_PROXY=proxy_url, HOST_CONTROL=proxy_control_url, OTHER_SERVER=f"http://127.0.0.1:{other}/"
+                agent,
+                HOST_PROXY=proxy_url,
+                HOST_CONTROL=proxy_control_url,
+                OTHER_SERVER=f"http://127.0.0.1:{other}/",
             )
             outcome = await _run(LocalBackend(program, root_dir=tmp_path / "rollouts"), spec)
         await control.report("local-1", 0, outcome)
@@ -195,32 +199,21 @@ def test_agent_loops_yaml_runs_a_local_rollout(
 ) -> None:  # noqa: ANN001
     """training/configs/agent_loops.yaml as veRL instantiates it (`backend: local`), one sandboxed rollout
     through the real proxy into training outputs."""
-    import hydra
-    from omegaconf import OmegaConf
-    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
-
     monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", PROXY_ADMIN_KEY)
-    (entry,) = OmegaConf.load(Path(__file__).parents[2] / "training/configs/agent_loops.yaml")
+    entry = agent_loop_entry()
     assert entry.backend == "local"
     entry.proxy_url = proxy_url
     entry.control_url = proxy_control_url
-    loop = hydra.utils.instantiate(
-        config=entry,
-        trainer_config=DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}})),
-        server_manager=None,
-        tokenizer=None,
-        processor=None,
-        hf_model_type=None,
-        dataset_cls=None,
-        data_config=DictConfigWrap(OmegaConf.create({})),
-        tools=ToolListWrap([]),
-    )
+    loop = instantiate_agent_loop(entry)
     assert isinstance(loop.backend, LocalBackend)
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT)
     with http_server(b"other") as other:
         loop.backend.program = hello_program(
-            agent, HOST_PROXY=proxy_url, HOST_CONTROL=proxy_control_url, OTHER_SERVER=f"http://127.0.0.1:{other}/"
+            agent,
+            HOST_PROXY=proxy_url,
+            HOST_CONTROL=proxy_control_url,
+            OTHER_SERVER=f"http://127.0.0.1:{other}/",
         )
         row = {"uid": "u1", "extra_info": {"forge_task": '{"task_id": "hello", "harness": "react"}'}}
         outputs = asyncio.run(loop.run({"temperature": 1.0}, **row))

@@ -7,7 +7,6 @@ backend is `InProcessTestBackend`, whose "harness" coroutine returns the verifie
 
 import asyncio
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,10 +14,10 @@ import pytest
 from forge_eval._errors import UsageError
 from forge_eval.training.backends import InProcessTestBackend, RolloutOutcome
 from forge_eval.training.records import CallRecord, RolloutRecord
+from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
 from tests.training.traffic import claude_code_rollout
 
 pytestmark = pytest.mark.verl
-CONFIGS = Path(__file__).parents[2] / "training" / "configs"
 
 
 class RecordedProxy:
@@ -153,32 +152,15 @@ def test_discounted_credit_is_refused_under_verl():
 
 def test_yaml_registration_instantiates_the_loop_as_verl_does():
     """veRL's YAML route: the entry (with its `name`) is instantiated with keyword arguments per rollout."""
-    import hydra
-    from omegaconf import OmegaConf
-    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
-
     from forge_eval.training.verl import AGENT_LOOP_TARGET, AGENT_NAME
 
-    (entry,) = OmegaConf.load(CONFIGS / "agent_loops.yaml")
+    entry = agent_loop_entry()
     assert (entry.name, entry._target_) == (AGENT_NAME, AGENT_LOOP_TARGET)
 
-    def instantiate():
-        return hydra.utils.instantiate(
-            config=entry,
-            trainer_config=DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}})),
-            server_manager=None,
-            tokenizer=None,
-            processor=None,
-            hf_model_type=None,
-            dataset_cls=None,
-            data_config=DictConfigWrap(OmegaConf.create({})),
-            tools=ToolListWrap([]),
-        )
-
     os.environ.setdefault("FORGE_PROXY_ADMIN_KEY", "test")
-    assert type(instantiate().backend).__name__ == "LocalBackend"  # the file's `backend: local`
+    assert type(instantiate_agent_loop(entry).backend).__name__ == "LocalBackend"  # `backend: local`
     entry.backend = {"_target_": "forge_eval.training.backends.InProcessTestBackend", "script": None}
-    loop = instantiate()
+    loop = instantiate_agent_loop(entry)
     assert type(loop).__name__ == "ForgeProxyAgentLoop" and loop.credit.name == "broadcast"
     assert loop.proxy.base_url == "http://127.0.0.1:8378"  # the file's control_url
 
