@@ -126,3 +126,39 @@ def test_real_codex_through_the_proxy_into_inspect(tmp_path):
     assert len(codex_calls) == 2 and codex_calls[0].harness == "codex"
     assert [t.name for t in events[2].tools][:1] == ["exec_command"]
     assert all(c.endpoint == "inspect:mockllm/model" for c in calls)
+
+
+class _ContextOverflow(Exception):
+    """What the OpenAI SDK raises for a prompt over the server's context (it carries `status_code`)."""
+
+    status_code = 400
+
+
+def _overflowing(messages, tools, tool_choice, config) -> ModelOutput:
+    raise _ContextOverflow("request (8578 tokens) exceeds the available context size (8192 tokens)")
+
+
+def _crashing(messages, tools, tool_choice, config) -> ModelOutput:
+    raise RuntimeError("the provider fell over")
+
+
+def test_a_provider_client_error_reaches_the_harness_as_that_4xx_not_a_502(tmp_path):
+    """Harnesses retry a 5xx (OpenClaw: 8 times) but not a 4xx: an overflowing prompt must stay a 400."""
+
+    async def post(policy) -> httpx.Response:
+        app = create_app(
+            ProxyConfig(records_dir=tmp_path / policy.__name__, secret="s"),
+            InspectUpstream(get_model("mockllm/model", custom_outputs=policy)),
+        )
+        app.state.proxy.rollouts.add(RolloutRecord(rollout_id="r", mode="eval"))
+        async with serve_in_task(app) as url, httpx.AsyncClient(timeout=30) as client:
+            body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+            return await client.post(f"{url}/r/r/0/v1/chat/completions", json=body)
+
+    overflow = asyncio.run(post(_overflowing))
+    assert overflow.status_code == 400, overflow.text
+    assert "exceeds the available context size" in overflow.json()["error"]["message"]
+    (call,) = read_calls(tmp_path / "_overflowing", "r")
+    assert (call.error_kind, call.http_status) == ("context_length", 400)
+    assert [(f.kind, f.http_status) for f in call.upstream_failures] == [("context_length", 400)]
+    assert asyncio.run(post(_crashing)).status_code == 502

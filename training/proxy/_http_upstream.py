@@ -17,12 +17,11 @@ import aiohttp
 
 from forge_eval.training.proxy._canonical import CanonicalRequest
 from forge_eval.training.proxy._openai_parse import parse_upstream, without_token_data
-from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult
+from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult, http_error_kind
 from forge_eval.training.records import ErrorKind, UpstreamFailure
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _TOKEN_FIELDS = ("return_token_ids", "logprobs", "top_logprobs")
-_CONTEXT_WORDS = ("context length", "context_length", "maximum context", "too many tokens", "exceeds the")
 
 
 def normalize_endpoint(url: str) -> str:
@@ -157,9 +156,7 @@ class HttpUpstream:
                     if status in (400, 422) and endpoint not in self._plain and _about_token_fields(message):
                         self._plain.add(endpoint)  # ask again, without the fields, not counted as a retry
                         continue
-                    kind = "http_5xx" if status >= 500 else "http_4xx"
-                    if kind == "http_4xx" and any(w in message.lower() for w in _CONTEXT_WORDS):
-                        kind = "context_length"
+                    kind = http_error_kind(status, message)
                     retry_after = _retry_after(headers.get("retry-after"))
             failures.append(
                 UpstreamFailure(

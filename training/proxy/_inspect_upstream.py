@@ -14,8 +14,8 @@ from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, ge
 from inspect_ai.tool import ToolFunction, ToolInfo, ToolParams
 
 from forge_eval.training.proxy._canonical import CanonicalRequest, CanonicalResponse, ToolCall
-from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult
-from forge_eval.training.records import UpstreamFailure
+from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult, http_error_kind
+from forge_eval.training.records import ErrorKind, UpstreamFailure
 
 _FINISH = {
     "stop": "stop",
@@ -102,16 +102,22 @@ class InspectUpstream:
             output = await model.generate(
                 messages, tools=tools, tool_choice=_tool_choice(request.tool_choice), config=config
             )
-        except Exception as e:  # any provider error: recorded on the call, answered as a 502
+        except Exception as e:  # any provider error: recorded on the call and answered to the harness
+            # A provider's HTTP client error (`status_code` of the OpenAI and Anthropic SDKs, e.g. a prompt
+            # over the context) reaches the harness as that 4xx, which it does not retry; the rest: a 502.
+            status = getattr(e, "status_code", None)
+            client_error = isinstance(status, int) and 400 <= status < 500
+            kind: ErrorKind = http_error_kind(status, str(e)) if client_error else "transport"
             failure = UpstreamFailure(
-                kind="transport",
+                kind=kind,
+                http_status=status if client_error else None,
                 message=f"{type(e).__name__}: {e}"[:500],
                 at=time.time(),
                 endpoint=f"inspect:{model}",
                 call_seq=call_seq,
             )
             raise UpstreamError(
-                "transport", failure.message, None, [failure], served, f"inspect:{model}"
+                kind, failure.message, failure.http_status, [failure], served, f"inspect:{model}"
             ) from e
         if output.error:
             failure = UpstreamFailure(

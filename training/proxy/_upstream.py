@@ -6,6 +6,16 @@ from typing import Any, Protocol
 from forge_eval.training.proxy._canonical import CanonicalRequest, CanonicalResponse
 from forge_eval.training.records import ErrorKind, UpstreamFailure
 
+_CONTEXT_WORDS = ("context length", "context_length", "maximum context", "too many tokens", "exceeds the")
+
+
+def http_error_kind(status: int, message: str) -> ErrorKind:
+    """How an upstream's HTTP error is recorded: a 4xx that says the prompt is too long is
+    `context_length` (the harness gets the 4xx and can compact; retrying cannot help)."""
+    if status >= 500:
+        return "http_5xx"
+    return "context_length" if any(w in message.lower() for w in _CONTEXT_WORDS) else "http_4xx"
+
 
 class UpstreamError(Exception):
     """The upstream could not answer (after retries): `kind` and `http_status` go into the records."""
