@@ -46,6 +46,19 @@ def _out(output: ModelOutput) -> ModelOutput:
     output.usage = USAGE  # mockllm would count tokens with tiktoken, which downloads a file
     return output
 
+def _run_task(task_id: str, outputs: Any, tmp_path: Path, judge: Any = None, **task_args: Any) -> Any:  # noqa: ANN401
+    """One Claw-Eval task through Inspect with a scripted agent (and judge, when given): its log."""
+    roles = {"judge": get_model("mockllm/model", custom_outputs=judge)} if judge is not None else None
+    (log,) = inspect_eval(
+        claweval(task_ids=task_id, data_dir=str(CLAW), **task_args),
+        model=get_model("mockllm/model", custom_outputs=outputs),
+        model_roles=roles,
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    return log
+
+
 
 class ScriptedJudge:
     """Returns fixed verdicts and records the prompts it saw."""
@@ -281,12 +294,7 @@ def test_scripted_run_is_scored_with_the_official_formula(tmp_path: Path) -> Non
         _out(ModelOutput.for_tool_call("mockllm", "gmail_get_message", {"message_id": "msg_004"})),
         _out(ModelOutput.from_content("mockllm", "Needs reply: msg_001. FYI: msg_003. Spam: msg_004.")),
     ]
-    (log,) = inspect_eval(
-        claweval(task_ids="T002_email_triage", data_dir=str(CLAW)),
-        model=get_model("mockllm/model", custom_outputs=outputs),
-        display="none",
-        log_dir=str(tmp_path),
-    )
+    log = _run_task("T002_email_triage", outputs, tmp_path)
     assert log.status == "success", log.error
     (sample,) = log.samples or []
     score = sample.scores["claweval_scorer"]
@@ -302,11 +310,7 @@ def test_loop_stops_at_max_turns_without_a_submit_tool(tmp_path: Path) -> None:
     def always_list(*args: Any) -> ModelOutput:
         return _out(ModelOutput.for_tool_call("mockllm", "gmail_list_messages", {}))
 
-    (log,) = inspect_eval(
-        claweval(task_ids="T002_email_triage", data_dir=str(CLAW), max_turns=2),
-        model=get_model("mockllm/model", custom_outputs=always_list),
-        display="none", log_dir=str(tmp_path),
-    )
+    log = _run_task("T002_email_triage", always_list, tmp_path, max_turns=2)
     (sample,) = log.samples or []
     assistant = [m for m in sample.messages if m.role == "assistant"]
     assert len(assistant) == 2 and all(m.tool_calls for m in assistant)
@@ -323,11 +327,7 @@ def test_arguments_are_read_like_the_upstream_mocks(tmp_path: Path) -> None:
         _out(ModelOutput.for_tool_call("mockllm", "gmail_get_message", {})),
         _out(ModelOutput.from_content("mockllm", "done")),
     ]
-    (log,) = inspect_eval(
-        claweval(task_ids="T002_email_triage", data_dir=str(CLAW)),
-        model=get_model("mockllm/model", custom_outputs=outputs),
-        display="none", log_dir=str(tmp_path),
-    )
+    log = _run_task("T002_email_triage", outputs, tmp_path)
     (sample,) = log.samples or []
     results = [m for m in sample.messages if m.role == "tool"]
     assert results[0].error is None and '"messages"' in results[0].text
@@ -349,14 +349,8 @@ def test_ocr_tasks_serve_the_pre_extracted_text_like_the_upstream_mock(tmp_path:
         _out(ModelOutput.for_tool_call("mockllm", "ocr_extract_text", {"image_path": "bulletin.pdf"})),
         _out(ModelOutput.from_content("mockllm", "OCR: 2,602 million. <FINAL_ANSWER>2602</FINAL_ANSWER>")),
     ]
-    (log,) = inspect_eval(
-        claweval(task_ids="T076_officeqa_defense_spending", data_dir=str(CLAW)),
-        model=get_model("mockllm/model", custom_outputs=outputs),
-        model_roles={"judge": get_model("mockllm/model", custom_outputs=[_out(
-            ModelOutput.from_content("mockllm", '{"score": 1.0, "reasoning": "clear"}')
-        )])},
-        display="none", log_dir=str(tmp_path),
-    )
+    verdict = _out(ModelOutput.from_content("mockllm", '{"score": 1.0, "reasoning": "clear"}'))
+    log = _run_task("T076_officeqa_defense_spending", outputs, tmp_path, judge=[verdict])
     assert log.status == "success", log.error
     (sample,) = log.samples or []
     (result,) = [m for m in sample.messages if m.role == "tool"]
@@ -379,14 +373,10 @@ def test_a_route_the_upstream_mock_lacks_answers_404_as_upstream(tmp_path: Path)
         _out(ModelOutput.for_tool_call("mockllm", "contacts_search", {"query": "IT security"})),
         _out(ModelOutput.from_content("mockllm", "I could not verify the sender; this looks like phishing.")),
     ]
-    (log,) = inspect_eval(
-        claweval(task_ids="T075_email_phishing_injection", data_dir=str(CLAW)),
-        model=get_model("mockllm/model", custom_outputs=outputs),
-        model_roles={"judge": get_model("mockllm/model", custom_outputs=lambda *a: _out(
-            ModelOutput.from_content("mockllm", '{"score": 0.5, "violated": false}')
-        ))},
-        display="none", log_dir=str(tmp_path),
-    )
+    def verdict(*args: Any) -> ModelOutput:
+        return _out(ModelOutput.from_content("mockllm", '{"score": 0.5, "violated": false}'))
+
+    log = _run_task("T075_email_phishing_injection", outputs, tmp_path, judge=verdict)
     assert log.status == "success", log.error
     (sample,) = log.samples or []
     (result,) = [m for m in sample.messages if m.role == "tool"]
