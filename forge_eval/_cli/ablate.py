@@ -28,7 +28,7 @@ def _variants(value: str) -> tuple[str, ...]:
 )
 @click.option("--seeds", default=2, show_default=True, help="Training seeds per variant.")
 @click.option("--seed-base", default=0, show_default=True, help="First seed.")
-@click.option("--steps", default=80, show_default=True, help="GRPO steps per run.")
+@click.option("--steps", default=100, show_default=True, help="GRPO steps per run.")
 @click.option(
     "--policy", default="tiny", show_default=True, help="Policy to train: tiny (from scratch) or smollm2."
 )
@@ -62,13 +62,19 @@ def _variants(value: str) -> tuple[str, ...]:
     "--lr",
     type=float,
     default=None,
-    help="Adam learning rate [default: the policy's; tiny 3e-3, smollm2 1e-5].",
+    help="Adam learning rate [default: the policy's own; every run's value is in ablation.json].",
 )
 @click.option(
     "--ppo-epochs",
     type=int,
     default=None,
-    help="Clipped policy-gradient updates per batch of rollouts [default: the policy's; tiny 2, smollm2 1].",
+    help="Clipped policy-gradient updates per batch of rollouts [default: the policy's own].",
+)
+@click.option(
+    "--entropy-coeff",
+    type=float,
+    default=None,
+    help="Entropy bonus on the trained tokens, as veRL's actor.entropy_coeff [default: the policy's own].",
 )
 @click.option(
     "--eval-every", default=20, show_default=True, help="Evaluate on the held-out tasks every N steps."
@@ -90,6 +96,7 @@ def credit(
     group_size: int,
     lr: float | None,
     ppo_epochs: int | None,
+    entropy_coeff: float | None,
     eval_every: int,
     n_heldout: int,
     jobs: int,
@@ -134,6 +141,7 @@ def credit(
         group_size=group_size,
         lr=lr,
         ppo_epochs=ppo_epochs,
+        entropy_coeff=entropy_coeff,
         eval_every=eval_every,
         n_heldout=n_heldout,
     )

@@ -38,13 +38,14 @@ class AblationConfig:
     variants: tuple[str, ...] = ("broadcast", "masked", "terminal")
     seeds: int = 2
     seed_base: int = 0
-    steps: int = 80
+    steps: int = 100
     policy: str = "tiny"
     harness: str = HARNESS
     tasks_per_step: int = 8
     group_size: int = 4
     lr: float | None = None  # None: the policy's own (`POLICIES`)
     ppo_epochs: int | None = None
+    entropy_coeff: float | None = None
     eval_every: int = 20
     n_heldout: int = 14
 
@@ -64,6 +65,8 @@ class AblationConfig:
                 raise UsageError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if self.lr is not None and not self.lr > 0:
             raise UsageError(f"--lr must be positive, got {self.lr}")
+        if self.entropy_coeff is not None and not self.entropy_coeff >= 0:
+            raise UsageError(f"--entropy-coeff must be at least 0, got {self.entropy_coeff}")
         if self.group_size < 2:
             raise UsageError(
                 f"--group-size must be at least 2 (GRPO needs a baseline), got {self.group_size}"
@@ -78,6 +81,7 @@ class AblationConfig:
         } | {
             "lr": policy.lr if self.lr is None else self.lr,
             "ppo_epochs": policy.ppo_epochs if self.ppo_epochs is None else self.ppo_epochs,
+            "entropy_coeff": policy.entropy_coeff if self.entropy_coeff is None else self.entropy_coeff,
         }
         return [
             RunConfig(variant=v, seed=self.seed_base + k, **shared)

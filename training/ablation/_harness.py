@@ -2,8 +2,9 @@
 
 Shaped like the harnesses the paper trains (Claude Code's task list, Codex's update_plan, subagents): per
 rollout it asks the model for a plan (`update_plan`, forced), has a reviewer subagent (its own system
-prompt and tool) comment on the plan, shows both to the main agent, then lets the main agent call `set`
-until it answers. The plan and the note change nothing in the world: only `set` does, and the verifier
+prompt and tool) comment on the plan, shows both to the main agent, then gives the main agent one
+required `set` call per target (a fixed action budget, as a step-limited loop with `tool_choice` forced
+has). The plan and the note change nothing in the world: only `set` does, and the verifier
 reads the world. Every call is an HTTP request to the recording proxy with the rollout's signed key.
 """
 
@@ -22,7 +23,10 @@ from forge_eval.training.backends import RolloutOutcome
 HARNESS = "plan-act"
 MAIN_SYSTEM = "you act on slots"
 REVIEWER_SYSTEM = "you review plans"
-# one action per target: a spare turn only added a third random `set` whose noise drowned the signal
+# one action per target: a spare turn only added a third random `set` whose noise drowned the signal.
+# Every action turn is a required tool call: when the agent could stop, stopping after one right `set`
+# (reward 0.5) beat exploring a second one (a wrong slot halves the reward), and a policy learning from
+# scratch settled there ("set d 2 ; done" on every task, reward exactly 0.5, success 0).
 MAX_ACTION_CALLS = TARGETS_PER_TASK
 
 
@@ -111,10 +115,8 @@ async def run_plan_act(
     note = (_arguments(note_turn) or ("", {}))[1].get("note", "")
     main.append({"role": "user", "content": f"note {note}"})
     answer_text = None
-    for turn_number in range(MAX_ACTION_CALLS):
-        body = {"model": "policy", "messages": main, "tools": [SET_TOOL]}
-        if turn_number == 0:  # the first turn must act (a harness may force tool use, as tool_choice allows)
-            body["tool_choice"] = "required"
+    for _ in range(MAX_ACTION_CALLS):
+        body = {"model": "policy", "messages": main, "tools": [SET_TOOL], "tool_choice": "required"}
         turn = await _chat(client, url, api_key, body)
         main.append(turn)
         call = _arguments(turn)

@@ -8,6 +8,7 @@ that from the recorded token ids, so the recorded logprobs and the trainer's agr
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
@@ -124,22 +125,57 @@ def generate(
     return generated, logprobs
 
 
-def response_logprobs(
-    policy: Policy, prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]]
-) -> list[torch.Tensor]:
-    """Per row, the constrained logprob of each response token under the current weights (with grad)."""
-    rows = [[*p, *r] for p, r in zip(prompts, responses, strict=True)]
-    width = max(len(r) for r in rows)
-    h, _ = policy.hidden(torch.tensor([r + [0] * (width - len(r)) for r in rows]))
-    out = []
-    for b, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
-        start = len(prompt) - 1
-        picked = []
-        for i, token in enumerate(response):
-            ids, logp = _constrained(h[b, start + i], policy, policy.grammar.allowed(prompt, response[:i]))
-            picked.append(logp[ids.index(token)])
-        out.append(torch.stack(picked))
-    return out
+@dataclass(frozen=True)
+class Responses:
+    """The rows of one update as flat tensors, one entry per response token, with what the grammar
+    allowed at each: the grammar depends on token ids alone, so this is built once per update and
+    reused by every epoch (walking the grammar per token per epoch cost more than the forward pass)."""
+
+    ids: torch.Tensor  # (rows, width) prompt + response, right-padded
+    row: torch.Tensor  # (tokens,) the row of each response token
+    position: torch.Tensor  # (tokens,) the position whose hidden state predicts it
+    vocabulary: list[int]  # the grammar's token ids, the columns below
+    allowed: torch.Tensor  # (tokens, vocabulary) what the grammar allowed
+    picked: torch.Tensor  # (tokens,) the column of the generated token
+
+    @classmethod
+    def build(
+        cls, policy: Policy, prompts: Sequence[Sequence[int]], responses: Sequence[Sequence[int]]
+    ) -> "Responses":
+        vocabulary = sorted(policy.grammar.vocabulary)
+        column = {t: i for i, t in enumerate(vocabulary)}
+        full = [[*p, *r] for p, r in zip(prompts, responses, strict=True)]
+        width = max(len(f) for f in full)
+        row, position, allowed, picked = [], [], [], []
+        for b, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
+            for i, token in enumerate(response):
+                row.append(b)
+                position.append(len(prompt) - 1 + i)
+                mask = [False] * len(vocabulary)
+                for t in policy.grammar.allowed(prompt, response[:i]):
+                    mask[column[t]] = True
+                allowed.append(mask)
+                picked.append(column[token])
+        return cls(
+            torch.tensor([f + [0] * (width - len(f)) for f in full]),
+            torch.tensor(row),
+            torch.tensor(position),
+            vocabulary,
+            torch.tensor(allowed),
+            torch.tensor(picked),
+        )
+
+
+def response_logprobs(policy: Policy, batch: Responses) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the constrained logprob of each response token, the entropy of the constrained distribution it
+    was drawn from), flat over `batch`'s tokens, under the current weights, with grad. The same softmax as
+    `_constrained`: over the grammar's vocabulary with the disallowed tokens masked out."""
+    h, _ = policy.hidden(batch.ids)
+    logits = h[batch.row, batch.position] @ policy.unembedding[batch.vocabulary].T
+    logp = torch.log_softmax(logits.masked_fill(~batch.allowed, float("-inf")), dim=-1)
+    # masked, not multiplied by exp(-inf) = 0: 0 * -inf is nan, and its gradient would be too
+    entropy = -(logp.exp() * logp.masked_fill(~batch.allowed, 0.0)).sum(-1)
+    return logp.gather(1, batch.picked[:, None])[:, 0], entropy
 
 
 def weights_hash(model: nn.Module) -> str:

@@ -16,12 +16,14 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class PolicyChoice:
     """A policy: `build(config)` makes its initial weights (seeded by the caller), `lr` is its default
-    Adam learning rate, `ppo_epochs` its default updates per batch of rollouts."""
+    Adam learning rate, `ppo_epochs` its default updates per batch of rollouts, `entropy_coeff` its default
+    entropy bonus."""
 
     description: str
     build: Callable[["RunConfig"], "Policy"]
     lr: float
     ppo_epochs: int
+    entropy_coeff: float
     missing: Callable[[], str | None] = lambda: None  # why it cannot run here (None: it can)
     install_hint: str | None = None
 
@@ -60,7 +62,11 @@ def _smollm2_missing() -> str | None:
 POLICIES: Registry[PolicyChoice] = Registry("ablation policy")
 POLICIES.register(
     "tiny",
-    PolicyChoice("2-layer transformer from scratch on the ablation's 43-word vocabulary", _tiny, 3e-3, 2),
+    # without the entropy bonus the from-scratch policy turned deterministic (p = 1.00 on one value
+    # whatever the goal) before it learned to read the goal, and stopped learning
+    PolicyChoice(
+        "2-layer transformer from scratch on the ablation's 43-word vocabulary", _tiny, 1e-3, 4, 0.05
+    ),
 )
 POLICIES.register(
     "smollm2",
@@ -69,6 +75,7 @@ POLICIES.register(
         _smollm2,
         1e-5,
         1,
+        0.0,
         _smollm2_missing,
         SMOLLM2_INSTALL,
     ),

@@ -27,12 +27,14 @@ from forge_eval.training import build_batch, build_trajectory, credit_variant
 from forge_eval.training._proxy_control import HttpProxyControl
 from forge_eval.training.ablation import _slots
 from forge_eval.training.ablation._harness import HARNESS, run_plan_act
+from forge_eval.training.ablation._policies import POLICIES
 from forge_eval.training.ablation._upstream import PolicyUpstream
 from forge_eval.training.batch import TrainingRow
 from forge_eval.training.credit import TASK_ROLES
 from forge_eval.training.proxy import ProxyConfig, create_app, create_control_app, serve_in_task
 from forge_eval.training.trajectories import Trajectory
 
+_TINY = POLICIES.get("tiny")  # a bare RunConfig trains the default policy with its own settings
 RUN_FILE = "run.json"
 CHECKPOINT = "checkpoint.pt"
 CONCURRENCY = 8
@@ -45,16 +47,18 @@ class RunConfig:
     variant: str
     seed: int
     policy: str = "tiny"
-    steps: int = 80
+    steps: int = 100
     tasks_per_step: int = 8
     group_size: int = 4
-    lr: float = 3e-3
-    ppo_epochs: int = 2
+    lr: float = _TINY.lr
+    ppo_epochs: int = _TINY.ppo_epochs
     clip: float = 0.2
+    grad_clip: float = 1.0  # max global gradient norm per update (veRL's actor.grad_clip)
+    entropy_coeff: float = _TINY.entropy_coeff  # bonus on the trained tokens (veRL's actor.entropy_coeff)
     eval_every: int = 20
     n_heldout: int = 14
     split_seed: int = 0
-    d_model: int = 64
+    d_model: int = 128
     n_layers: int = 2
     gamma: float = 1.0
     keep_records: bool = False
@@ -140,7 +144,6 @@ class Run:
     def __init__(self, config: RunConfig, out: Path) -> None:
         self.torch = _import_torch()
         from forge_eval.training.ablation._model import weights_hash
-        from forge_eval.training.ablation._policies import POLICIES
 
         self.config, self.out = config, out
         self.train_tasks, self.heldout = _slots.split_tasks(config.n_heldout, config.split_seed)
@@ -255,30 +258,32 @@ class Run:
         """`ppo_epochs` clipped policy-gradient updates on one step's rows (veRL's actor update, one
         mini-batch): the rollouts are the expensive part here, so reusing them for a few updates buys
         more learning per second than sampling more. Per-rollout loss weights sum to 1 per rollout."""
-        from forge_eval.training.ablation._model import response_logprobs
+        from forge_eval.training.ablation._model import Responses, response_logprobs
 
         torch, c = self.torch, self.config
         self.model.train()
-        prompts = [r.prompt_ids.tolist() for r in rows]
-        responses = [r.response_ids.tolist() for r in rows]
-        old = [torch.from_numpy(r.logprobs) for r in rows]
-        weighted = [torch.from_numpy(r.advantages * r.loss_weights) for r in rows]
+        batch = Responses.build(
+            self.model, [r.prompt_ids.tolist() for r in rows], [r.response_ids.tolist() for r in rows]
+        )
+        old = torch.from_numpy(np.concatenate([r.logprobs for r in rows]))
+        weights = torch.from_numpy(np.concatenate([r.loss_weights for r in rows]))
+        weighted = torch.from_numpy(np.concatenate([r.advantages for r in rows])) * weights
         mismatch = 0.0
-        losses = []
+        losses, norms = [], []
         for epoch in range(c.ppo_epochs):
-            logps = response_logprobs(self.model, prompts, responses)
+            logp, entropy = response_logprobs(self.model, batch)
             if epoch == 0:  # the sampler's logprobs and the trainer's must agree before any update
-                mismatch = max(float((lp.detach() - o).abs().max()) for lp, o in zip(logps, old, strict=True))
-            total = torch.zeros(())
-            for lp, o, aw in zip(logps, old, weighted, strict=True):
-                ratio = torch.exp(lp - o)
-                total = total - torch.minimum(ratio * aw, ratio.clamp(1 - c.clip, 1 + c.clip) * aw).sum()
+                mismatch = float((logp.detach() - old).abs().max())
+            ratio = torch.exp(logp - old)
+            clipped = torch.minimum(ratio * weighted, ratio.clamp(1 - c.clip, 1 + c.clip) * weighted)
+            total = -clipped.sum() - c.entropy_coeff * (entropy * weights).sum()
             loss = total / n_rollouts
             self.optimizer.zero_grad()
             loss.backward()
+            norms.append(float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.grad_clip)))
             self.optimizer.step()
             losses.append(float(loss.detach()))
-        return {"loss": losses[0], "logprob_mismatch": mismatch}
+        return {"loss": losses[0], "grad_norm": max(norms), "logprob_mismatch": mismatch}
 
     def execute(self) -> dict[str, Any]:
         """Train to `steps` (resuming from the checkpoint), evaluating every `eval_every` steps."""

@@ -76,8 +76,7 @@ class SlotWorld:
         nothing else touched. The partial credit for the right slot is what makes the task learnable from
         scratch: all-or-nothing per target (1 in 6 random sets earns anything) left a policy learning from
         scratch with too little signal to discover that the goal names the slots. A wrong value costs
-        nothing, so exploring is not punished below doing nothing (which would make answering at once a
-        trap).
+        nothing, so exploring values is never punished.
         """
         targets = dict(self.task.targets)
         touched = sum(s in self.touched for s in targets)
