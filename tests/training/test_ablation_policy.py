@@ -75,3 +75,30 @@ def test_the_entropy_bonus_has_finite_gradients_and_raises_the_entropy():
         assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
         optimizer.step()
     assert float(response_logprobs(model, batch)[1].detach().sum()) > before
+
+
+def _run(seed: int, curve: list[float], tasks: int = 10) -> dict:
+    """A finished run whose held-out success is `curve[k]` on every task at checkpoint k."""
+    evals = [
+        {"step": 20 * k, "success": v, "reward": v, "per_task": {f"t{i}": v for i in range(tasks)}}
+        for k, v in enumerate(curve)
+    ]
+    train = [{"step": s, "reward": 0.5, "internal_entropy": 1.0} for s in range(20 * (len(curve) - 1))]
+    return {"config": {"seed": seed}, "eval": evals, "train": train, "seconds_per_step": 1.0}
+
+
+def test_the_verdict_tells_pairs_apart_at_the_end_or_only_over_the_learning_curve():
+    from forge_eval.training.ablation._summary import summarize
+
+    curves = {"never": [0, 0, 0, 0], "late": [0, 0, 0, 1], "early": [0, 1, 1, 1]}
+    data = summarize({v: [_run(s, c) for s in (0, 1)] for v, c in curves.items()}, n_resamples=200)
+    never_late, never_early, late_early = data["verdict"]["pairs"]
+    assert never_late.startswith("late beats never on held-out success (late - never: +100.0 points")
+    assert never_early.startswith("early beats never")
+    # level at the end (both 100%), but early's area under the curve is 100% vs late's 33%
+    assert late_early.startswith("late and early end level on held-out success (early - late: +0.0 points")
+    assert "but early learned sooner" in late_early and "+66.7 points" in late_early
+    assert data["verdict"]["headline"] == "The data can tell 3 of 3 pairs of variants apart."
+    same = summarize({v: [_run(s, [0, 1, 1, 1]) for s in (0, 1)] for v in ("a", "b")}, n_resamples=200)
+    assert same["verdict"]["headline"] == "The data cannot tell the variants apart at this scale."
+    assert "cannot be told apart" in same["verdict"]["pairs"][0]

@@ -54,14 +54,31 @@ def _curve(runs: list[dict[str, Any]], part: str, key: str) -> dict[str, list[fl
     return {"step": steps, "mean": mean, "low": low, "high": high}
 
 
-def _pair_sentence(a: str, b: str, d: dict[str, Any], agree: bool) -> str:
+def _span(d: dict[str, Any]) -> str:
     est, lo, hi = (100 * d[k] for k in ("estimate", "ci_low", "ci_high"))
-    span = f"{est:+.1f} points, 95% CI [{lo:+.1f}, {hi:+.1f}]"
-    if lo > 0 or hi < 0:
-        better, worse = (b, a) if lo > 0 else (a, b)
+    return f"{est:+.1f} points, 95% CI [{lo:+.1f}, {hi:+.1f}]"
+
+
+def _apart(d: dict[str, Any]) -> bool:
+    """The interval of a paired difference excludes 0."""
+    return d["ci_low"] > 0 or d["ci_high"] < 0
+
+
+def _pair_sentence(a: str, b: str, entry: dict[str, Any], agree: bool) -> str:
+    """One pair in words: told apart at the end of training, or only over the whole learning curve (the
+    area under it: one variant learned sooner, the other caught up), or not at all."""
+    final, auc = entry["final"], entry["auc"]
+    if _apart(final):
+        better, worse = (b, a) if final["ci_low"] > 0 else (a, b)
         seeds = "every seed agrees" if agree else "but the seeds disagree in sign, so treat it with care"
-        return f"{better} beats {worse} on held-out success ({b} - {a}: {span}; {seeds})."
-    return f"{a} and {b} cannot be told apart ({b} - {a}: {span}; the interval includes 0)."
+        return f"{better} beats {worse} on held-out success ({b} - {a}: {_span(final)}; {seeds})."
+    if _apart(auc):
+        sooner = b if auc["ci_low"] > 0 else a
+        return (
+            f"{a} and {b} end level on held-out success ({b} - {a}: {_span(final)}), but {sooner} learned "
+            f"sooner (area under the held-out success curve, {b} - {a}: {_span(auc)})."
+        )
+    return f"{a} and {b} cannot be told apart ({b} - {a}: {_span(final)}; the interval includes 0)."
 
 
 def summarize(
@@ -113,8 +130,8 @@ def summarize(
         signs = {np.sign(per_seed_b[s] - per_seed_a[s]) for s in per_seed_a if s in per_seed_b}
         entry["seeds_agree"] = len(signs) == 1 and 0 not in signs
         pairs.append(entry)
-        sentences.append(_pair_sentence(a, b, entry["final"], entry["seeds_agree"]))
-    told = [p for p in pairs if p["final"]["ci_low"] > 0 or p["final"]["ci_high"] < 0]
+        sentences.append(_pair_sentence(a, b, entry, entry["seeds_agree"]))
+    told = [p for p in pairs if _apart(p["final"]) or _apart(p["auc"])]
     n_seeds = len(next(iter(runs_by_variant.values())))
     n_tasks = len(next(iter(cells.values()))["final"]["task_id"].unique())
     if not pairs:
