@@ -64,13 +64,17 @@ def _apart(d: dict[str, Any]) -> bool:
     return d["ci_low"] > 0 or d["ci_high"] < 0
 
 
-def _pair_sentence(a: str, b: str, entry: dict[str, Any], agree: bool) -> str:
+def _pair_sentence(a: str, b: str, entry: dict[str, Any]) -> str:
     """One pair in words: told apart at the end of training, or only over the whole learning curve (the
     area under it: one variant learned sooner, the other caught up), or not at all."""
     final, auc = entry["final"], entry["auc"]
     if _apart(final):
         better, worse = (b, a) if final["ci_low"] > 0 else (a, b)
-        seeds = "every seed agrees" if agree else "but the seeds disagree in sign, so treat it with care"
+        seeds = (
+            "every seed agrees"
+            if entry["seeds_agree"]
+            else "but the seeds disagree in sign, so treat it with care"
+        )
         return f"{better} beats {worse} on held-out success ({b} - {a}: {_span(final)}; {seeds})."
     if _apart(auc):
         sooner = b if auc["ci_low"] > 0 else a
@@ -130,7 +134,7 @@ def summarize(
         signs = {np.sign(per_seed_b[s] - per_seed_a[s]) for s in per_seed_a if s in per_seed_b}
         entry["seeds_agree"] = len(signs) == 1 and 0 not in signs
         pairs.append(entry)
-        sentences.append(_pair_sentence(a, b, entry, entry["seeds_agree"]))
+        sentences.append(_pair_sentence(a, b, entry))
     told = [p for p in pairs if _apart(p["final"]) or _apart(p["auc"])]
     n_seeds = len(next(iter(runs_by_variant.values())))
     n_tasks = len(next(iter(cells.values()))["final"]["task_id"].unique())
