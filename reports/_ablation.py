@@ -103,7 +103,8 @@ def _ablation_sections(data: dict[str, Any]) -> list[Section]:
             "over the checkpoints after step 0. Internal-call surprisal: mean -logprob of the planner and "
             "subagent tokens sampled in the last 5 training steps (uniform over the 12 filler "
             "words: 2.48); it "
-            "falls when a variant trains those calls.</p>",
+            "falls when a variant trains those calls, and drifts in the others through the weights every "
+            "call shares.</p>",
         )
     )
     if data["pairs"]:

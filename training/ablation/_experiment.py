@@ -170,7 +170,10 @@ def write_summary(
     document = {
         "kind": "credit-ablation",
         "command": command,
-        "config": asdict(config) | {"variants": list(config.variants)},
+        # the settings a run resolved from its policy (None in the command means "the policy's own")
+        "config": asdict(config)
+        | {"variants": list(config.variants)}
+        | {k: getattr(config.run_configs()[0], k) for k in ("lr", "ppo_epochs", "entropy_coeff")},
         "heldout_tasks": next(iter(results.values()))["heldout"],
         "runs": runs,
         **summary,
