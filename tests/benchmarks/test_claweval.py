@@ -46,6 +46,7 @@ def _out(output: ModelOutput) -> ModelOutput:
     output.usage = USAGE  # mockllm would count tokens with tiktoken, which downloads a file
     return output
 
+
 def _run_task(task_id: str, outputs: Any, tmp_path: Path, judge: Any = None, **task_args: Any) -> Any:  # noqa: ANN401
     """One Claw-Eval task through Inspect with a scripted agent (and judge, when given): its log."""
     roles = {"judge": get_model("mockllm/model", custom_outputs=judge)} if judge is not None else None
@@ -57,7 +58,6 @@ def _run_task(task_id: str, outputs: Any, tmp_path: Path, judge: Any = None, **t
         log_dir=str(tmp_path),
     )
     return log
-
 
 
 class ScriptedJudge:

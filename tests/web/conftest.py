@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
+import psutil
 import pytest
 import uvicorn
 from starlette.applications import Starlette
@@ -81,6 +83,17 @@ async def _redirecting(request: Request) -> HTMLResponse:
 
 async def _hello(request: Request) -> PlainTextResponse:
     return PlainTextResponse("hello from the mapped site")
+
+
+def kill_chromium_children() -> list[psutil.Process]:
+    """SIGKILL every Chromium process descended from this test process (never anyone else's); returns them."""
+    killed = []
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):  # a short-lived helper may exit while we look
+            if "chrom" in child.name():
+                child.kill()
+                killed.append(child)
+    return killed
 
 
 def _free_port() -> int:

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from forge_eval.benchmarks.web import ActionError, BrowserConfig, BrowserCrashedError, WebEnv, parse_action
-from tests.web.conftest import LoopRunner
+from tests.web.conftest import LoopRunner, kill_chromium_children
 
 
 async def _log(env: WebEnv) -> str:
@@ -174,12 +174,7 @@ def test_a_browser_killed_while_idle_is_relaunched(test_site: str, run: LoopRunn
             return (await env.start(test_site + "/second")).title
 
     assert run(episode()) == "Second"  # the browser now lingers, idle, on the shared loop
-    killed = []
-    for child in psutil.Process().children(recursive=True):
-        with contextlib.suppress(psutil.NoSuchProcess):  # a short-lived helper may exit while we look
-            if "chrom" in child.name():
-                child.kill()
-                killed.append(child)
+    killed = kill_chromium_children()
     assert killed
     psutil.wait_procs(killed, timeout=10)
     assert run(episode()) == "Second"

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-import psutil
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
@@ -19,6 +17,7 @@ from forge_eval.benchmarks.web.judges import PROMPT_HASHES
 from forge_eval.benchmarks.weblab import weblab
 from forge_eval.benchmarks.webvoyager import webvoyager
 from tests.web._scripted import ScriptedAgent, ScriptedJudge, action, element
+from tests.web.conftest import kill_chromium_children
 
 DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
 
@@ -82,10 +81,7 @@ def test_molmoweb_harness_verifier_and_both_judges_on_weblab(tmp_path: Path) -> 
 
 def _kill_browser(prompt: str, step: int) -> ModelOutput:
     """Kills this test's own headless Chromium (by pid, descendants of this process only)."""
-    for child in psutil.Process().children(recursive=True):
-        with contextlib.suppress(psutil.NoSuchProcess):  # a short-lived helper may exit while we look
-            if "chrom" in child.name():
-                child.kill()
+    kill_chromium_children()
     return action("wait", name="noop")
 
 

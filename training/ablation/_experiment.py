@@ -161,11 +161,12 @@ def write_summary(
     command: str,
     n_resamples: int,
 ) -> dict[str, Any]:
-    by_variant = {v: [results[rc] for rc in config.run_configs() if rc.variant == v] for v in config.variants}
+    run_configs = config.run_configs()
+    by_variant = {v: [results[rc] for rc in run_configs if rc.variant == v] for v in config.variants}
     summary = summarize(by_variant, n_resamples=n_resamples)
     runs = [
         {k: results[rc][k] for k in ("config", "init_hash", "data_hash", "final_hash", "seconds_per_step")}
-        for rc in config.run_configs()
+        for rc in run_configs
     ]
     document = {
         "kind": "credit-ablation",
@@ -173,7 +174,7 @@ def write_summary(
         # the settings a run resolved from its policy (None in the command means "the policy's own")
         "config": asdict(config)
         | {"variants": list(config.variants)}
-        | {k: getattr(config.run_configs()[0], k) for k in ("lr", "ppo_epochs", "entropy_coeff")},
+        | {k: getattr(run_configs[0], k) for k in ("lr", "ppo_epochs", "entropy_coeff")},
         "heldout_tasks": next(iter(results.values()))["heldout"],
         "runs": runs,
         **summary,
