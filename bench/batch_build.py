@@ -25,9 +25,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from forge_eval.proxy.records import CallRecord, RolloutRecord
 from forge_eval.training.batch import build_batch
 from forge_eval.training.credit import credit_variant
-from forge_eval.training.records import CallRecord, RolloutRecord
 from forge_eval.training.trajectories import Trajectory, build_trajectory
 
 TOOLS = [

@@ -28,11 +28,11 @@ import time
 import aiohttp
 import httpx
 
-from forge_eval.training.proxy import free_port
+from forge_eval.proxy import free_port
 
 UPSTREAM = """
 import sys, uvicorn
-from forge_eval.training.proxy import ScriptedUpstream
+from forge_eval.proxy import ScriptedUpstream
 uvicorn.run(ScriptedUpstream(keep_requests=False).app(), host="127.0.0.1", port=int(sys.argv[1]),
             log_level="warning", access_log=False)
 """
@@ -132,8 +132,8 @@ def inspect_overhead(calls: int = 50) -> tuple[float, float]:
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
     from inspect_ai.solver import Generate, TaskState, solver
 
-    from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, serve_in_task
-    from forge_eval.training.records import RolloutRecord
+    from forge_eval.proxy import InspectUpstream, ProxyConfig, create_app, serve_in_task
+    from forge_eval.proxy.records import RolloutRecord
 
     def output(*_: object) -> ModelOutput:
         answer = ModelOutput.from_content("mockllm/model", "ok")
@@ -180,7 +180,7 @@ class _FixedUpstream:
     wants only the proxy's own retained state, with no network or upstream buffers in the picture."""
 
     async def complete(self, request, sampling, *, route_key, call_seq):  # type: ignore[no-untyped-def]
-        from forge_eval.training.proxy import CanonicalResponse, UpstreamResult
+        from forge_eval.proxy import CanonicalResponse, UpstreamResult
 
         response = CanonicalResponse(text="ok", prompt_token_ids=[1, 2], completion_token_ids=[3])
         return UpstreamResult(response, request.body("m", sampling), t_start=time.time(), t_end=time.time())
@@ -194,13 +194,13 @@ class _FixedUpstream:
 
 def retained_memory(calls: int, bounded: bool) -> tuple[int, int]:
     """Bytes the proxy's code retains over `calls` calls within one live rollout (blocks allocated under
-    training/proxy, still alive after gc: the client's own allocations are left out), and the
+    forge_eval/proxy, still alive after gc: the client's own allocations are left out), and the
     request-index size at the end."""
     import gc
     import tracemalloc
 
-    from forge_eval.training.proxy import ProxyConfig, _rollouts, create_app
-    from forge_eval.training.records import RolloutRecord
+    from forge_eval.proxy import ProxyConfig, _rollouts, create_app
+    from forge_eval.proxy.records import RolloutRecord
 
     cap = _rollouts.RECENT_REQUESTS
     _rollouts.RECENT_REQUESTS = cap if bounded else 10**12
@@ -226,7 +226,7 @@ def retained_memory(calls: int, bounded: bool) -> tuple[int, int]:
                 gc.collect()
                 after = tracemalloc.take_snapshot()
                 tracemalloc.stop()
-                proxy_only = [tracemalloc.Filter(True, "*/training/proxy/*", all_frames=True)]
+                proxy_only = [tracemalloc.Filter(True, "*/forge_eval/proxy/*", all_frames=True)]
                 kept = after.filter_traces(proxy_only)
                 grown = kept.compare_to(before.filter_traces(proxy_only), "lineno")
                 app.state.proxy.writer.close()

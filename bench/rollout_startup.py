@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from forge_eval.training.backends import LocalBackend, RolloutSpec, SandboxSpec, start_sandbox
-from forge_eval.training.proxy import ScriptedUpstream, serve_in_thread
+from forge_eval.proxy import ScriptedUpstream, serve_in_thread
+from forge_eval.sandbox import RolloutSpec, SandboxSpec, start_sandbox
+from forge_eval.training.backends import LocalBackend
 
 HARNESS = """
 import json, os, urllib.request
@@ -65,7 +66,7 @@ async def _one(backend: LocalBackend, spec: RolloutSpec, started: dict[str, floa
 
 async def _batch(url: str, stamps: FirstCall, n: int, concurrency: int, sandboxed: bool) -> dict[str, Any]:
     def program(spec: RolloutSpec, work: Path) -> Any:
-        from forge_eval.training.backends import RolloutCommand
+        from forge_eval.sandbox import RolloutCommand
 
         return RolloutCommand(argv=["/usr/bin/python3", "-c", HARNESS])
 
@@ -91,8 +92,7 @@ async def _harness_runs(name: str, repeats: int) -> dict[str, Any]:
     """`repeats` training rollouts of harness `name` on forgelab's contacts-phone task: `LocalBackend` with
     the harness's own `rollout_command` (world, tool bridge, launch), through the real proxy."""
     from forge_eval.harnesses import HARNESSES
-    from forge_eval.training._proxy_control import HttpProxyControl
-    from forge_eval.training.proxy import ProxyConfig, ServerThread, create_app, create_control_app
+    from forge_eval.proxy import HttpProxyControl, ProxyConfig, ServerThread, create_app, create_control_app
 
     await asyncio.to_thread(HARNESSES.get(name).install)
     latency, wall, setup, ok = [], [], [], 0

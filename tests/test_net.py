@@ -7,7 +7,7 @@ import socket
 
 from forge_eval.benchmarks.services import ServiceCluster
 from forge_eval.models._serve import bind_socket
-from forge_eval.training.proxy import Listener
+from forge_eval.proxy import Listener
 
 
 def _nodelay(sock: socket.socket) -> bool:

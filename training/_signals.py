@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from forge_eval.training.records import CallRecord
+from forge_eval.proxy.records import CallRecord
 
 # Claude Code prefixes its system prompt with a per-request billing line; it must not split fingerprints.
 _VOLATILE_LINE = re.compile(r"^x-anthropic-billing-header:.*$", re.MULTILINE)

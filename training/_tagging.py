@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from forge_eval.proxy.records import RoleTag
 from forge_eval.training._signals import CallSignals
-from forge_eval.training.records import RoleTag
 
 if TYPE_CHECKING:  # importing forge_eval.harnesses imports Inspect: see rules_for
     from forge_eval.harnesses import TaggingCues

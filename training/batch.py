@@ -14,10 +14,10 @@ from typing import Literal
 import numpy as np
 
 from forge_eval._errors import UsageError
+from forge_eval.proxy.records import RoleTag
 from forge_eval.training.advantages import Singletons, grpo_advantages
 from forge_eval.training.credit import CallCredit, CreditVariant
 from forge_eval.training.failures import DiscardReport, discard_reason
-from forge_eval.training.records import RoleTag
 from forge_eval.training.trajectories import MergeStats, Trajectory
 
 LossNorm = Literal["token", "rollout"]

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from forge_eval._errors import ForgeError
+from forge_eval.proxy.records import CallRecord, ErrorKind, RoleTag, RolloutRecord
 from forge_eval.training._signals import call_signals
 from forge_eval.training._tagging import tag_calls
-from forge_eval.training.records import CallRecord, ErrorKind, RoleTag, RolloutRecord
 
 
 @dataclass(slots=True)

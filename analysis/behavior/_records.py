@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from forge_eval.training.records import CallRecord, RolloutRecord
+from forge_eval.proxy.records import CallRecord, RolloutRecord
 
 CALLS_FILE = "calls.jsonl"
 ROLLOUT_FILE = "rollout.json"

@@ -18,13 +18,12 @@ from forge_eval.benchmarks.forgelab._scorer import grade_world
 from forge_eval.benchmarks.forgelab._task import SYSTEM_PROMPT, create_world, select_samples
 from forge_eval.benchmarks.services import bind_world, tools_for
 from forge_eval.harnesses._environment import TaskEnvironment
+from forge_eval.sandbox import Verdict
 
 
 async def rollout_environment(task: dict[str, Any]) -> TaskEnvironment:
     """The environment of forgelab task `task["task_id"]` (from `task["data_dir"]`, default the packaged
     data): a fresh world in its initial state, its services' tools, and its checks as the verifier."""
-    from forge_eval.training.backends import Verdict
-
     task_id = task.get("task_id")
     if not task_id:
         raise UsageError(f"forgelab training task has no task_id: {task!r}", hint="export it with task_rows")

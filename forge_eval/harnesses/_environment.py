@@ -10,15 +10,14 @@ import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from inspect_ai.tool import Tool
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.harnesses._toolbridge import ToolBridge
-
-if TYPE_CHECKING:
-    from forge_eval.training.backends import Verdict
+from forge_eval.proxy import serve_in_task
+from forge_eval.sandbox import Verdict
 
 
 @dataclass(frozen=True)
@@ -68,8 +67,6 @@ Stop = Callable[[], Awaitable[None]]
 async def serve_tools(bridge: ToolBridge, context: contextvars.Context) -> tuple[str, Stop]:
     """Serve `bridge` on a free port from a task running in `context` (so each tool call sees the
     rollout's store) until the returned `stop()`; returns (url, stop)."""
-    from forge_eval.training.proxy import serve_in_task
-
     ready: asyncio.Future[str] = asyncio.get_running_loop().create_future()
     stopping = asyncio.Event()
 

@@ -25,7 +25,7 @@ from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 from uuid import uuid4
 
 import anyio
@@ -43,16 +43,26 @@ from forge_eval.harnesses._seeding import run_seed_for, seed_per_epoch
 from forge_eval.harnesses._settings import current_settings
 from forge_eval.harnesses._toolbridge import ToolBridge
 from forge_eval.harnesses._workspace import CONVERSATION_FILE, KEPT_KEY, Workspace
-
-if TYPE_CHECKING:  # the sandbox lives in training.backends, imported when a sample runs
-    from forge_eval.training.backends import (
-        RolloutCommand,
-        RolloutSpec,
-        SandboxLimits,
-        SandboxResult,
-        SandboxSpec,
-        Verdict,
-    )
+from forge_eval.proxy import (
+    HttpProxyControl,
+    InspectUpstream,
+    ProxyConfig,
+    create_app,
+    create_control_app,
+    read_calls,
+    serve_in_task,
+)
+from forge_eval.sandbox import (
+    RolloutCommand,
+    RolloutOutcome,
+    RolloutSpec,
+    SandboxLimits,
+    SandboxResult,
+    SandboxSpec,
+    Verdict,
+    python_ro_binds,
+    start_sandbox,
+)
 
 #: The model name harnesses ask for; the proxy serves any name with the run's model.
 POLICY_MODEL = "forge-policy"
@@ -110,8 +120,6 @@ class ExternalHarness(Harness):
 
     def limits(self) -> "SandboxLimits":
         """CPU / memory / pids caps of one sample's sandbox (the paper's pods: 2 CPU / 2 GB)."""
-        from forge_eval.training.backends import SandboxLimits
-
         return SandboxLimits()
 
     def binary(self, prefix: Path) -> Path:
@@ -181,8 +189,6 @@ async def harness_rollout(
     this host (`forge-tool`, forwarded into the sandbox), the private workspace in the rollout's work
     dir, and `launch` there. The verifier grades `final_answer(stdout)` with the benchmark's grader;
     `cleanup` stops the tools and drops the world."""
-    from forge_eval.training.backends import RolloutCommand, SandboxResult
-
     environment = await task_environment(spec.task)
     try:
         bridge = ToolBridge(environment.tools)
@@ -316,16 +322,6 @@ async def _rollout(
     """One rollout: the sample's proxy and tool bridge served, the harness run in its sandbox, the
     outcome reported. The proxy keeps its records in the workspace: a proxy resumes the unreleased
     rollouts of its records dir, which in a shared one would be other samples' live rollouts."""
-    from forge_eval.training._proxy_control import HttpProxyControl
-    from forge_eval.training.backends import RolloutOutcome
-    from forge_eval.training.proxy import (
-        InspectUpstream,
-        ProxyConfig,
-        create_app,
-        create_control_app,
-        serve_in_task,
-    )
-
     settings = current_settings()
     config = ProxyConfig(
         records_dir=workspace.root / "records",
@@ -366,8 +362,6 @@ def _keep_records(rollout_records: Path, records_dir: Path) -> None:
 def _write_conversation(workspace: Workspace, rollout_id: str, answer: str) -> None:
     """The run's chat messages (its last model call's, in canonical chat form, plus the final answer)
     next to the kept workspace, read before the records move to the run's records dir."""
-    from forge_eval.training.proxy import read_calls
-
     calls = read_calls(workspace.root / "records", rollout_id)
     messages = list(calls[-1].served_request.get("messages", [])) if calls else []
     messages.append({"role": "assistant", "content": answer})
@@ -396,8 +390,6 @@ def _sandbox_spec(
 ) -> "SandboxSpec":
     """The harness in a sandbox: the workspace writable, the npm cache and this Python read-only, and the
     ports of the proxy's data plane and of the tool bridge forwarded at the same numbers (nothing else)."""
-    from forge_eval.training.backends import SandboxSpec
-
     return SandboxSpec(
         argv=launch.argv,
         workdir=workspace.root,
@@ -433,14 +425,10 @@ def _forwards(*urls: str) -> dict[int, str]:
 
 def _ro_binds(prefix: Path) -> list[Path]:
     """What the harness reads in its sandbox: the npm prefix, and this Python for `forge-tool`."""
-    from forge_eval.training.backends import python_ro_binds
-
     return [prefix, *python_ro_binds()]
 
 
 async def _run(spec: "SandboxSpec", sandbox: bool) -> "SandboxResult":
-    from forge_eval.training.backends import start_sandbox
-
     if not sandbox:
         warnings.warn(
             f"--no-sandbox: {Path(spec.argv[0]).name} runs on this host without isolation",

@@ -7,15 +7,12 @@ no DNS query, and costs ~21 s before its first model call and ~1.4 GB RSS: run o
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from forge_eval.harnesses._external import POLICY_MODEL, ExternalHarness, Launch, ProxyEndpoint
 from forge_eval.harnesses._facts import OTHER, HarnessFacts, TaggingCues, ToolUse, reads, shell, writes
 from forge_eval.harnesses._npm import NODE24, NpmPackage, node24_bin
 from forge_eval.harnesses._workspace import Workspace
-
-if TYPE_CHECKING:
-    from forge_eval.training.backends import SandboxLimits
+from forge_eval.sandbox import SandboxLimits
 
 OPENCLAW = NpmPackage("openclaw", "2026.9.6", bin="openclaw")
 
@@ -87,8 +84,6 @@ class OpenClawHarness(ExternalHarness):
 
     def limits(self) -> "SandboxLimits":
         """2 CPUs, 3 GB: one run peaks at ~1.41 GB RSS (measured), twice the others."""
-        from forge_eval.training.backends import SandboxLimits
-
         return SandboxLimits(memory_mb=3072)
 
     def launch(

@@ -4,7 +4,7 @@ rollouts the same agent runs as a program in the sandbox: `_react_program`)."""
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from inspect_ai.agent import AgentPrompt, as_solver, react
 from inspect_ai.solver import Solver, chain
@@ -18,9 +18,7 @@ from forge_eval.harnesses._seeding import seed_per_epoch
 from forge_eval.harnesses._shell import with_exit_status
 from forge_eval.harnesses._toolbridge import ToolBridge
 from forge_eval.harnesses._workspace import Workspace
-
-if TYPE_CHECKING:
-    from forge_eval.training.backends import RolloutCommand, RolloutSpec
+from forge_eval.sandbox import RolloutCommand, RolloutSpec, python_ro_binds
 
 _PROGRAM = "forge_eval.harnesses._react_program"
 
@@ -58,8 +56,6 @@ class ReactHarness(Harness):
         """A training rollout: this solver in a one-sample Inspect eval run as a program in the sandbox
         (`_react_program`), the task's tools reached through the tool bridge, its model the rollout's
         proxy (`harness_rollout`)."""
-        from forge_eval.training.backends import python_ro_binds
-
         def launch(environment: TaskEnvironment, bridge: ToolBridge, workspace: Workspace) -> Launch:
             program = workspace.root / "react.json"
             text = json.dumps({"system_prompt": environment.system_prompt, "prompt": environment.prompt})

@@ -21,8 +21,8 @@ from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import Generate, TaskState, solver
 
 from forge_eval.analysis.behavior import capability_values, read_run_transcripts
-from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, serve_in_task
-from forge_eval.training.records import RolloutRecord
+from forge_eval.proxy import InspectUpstream, ProxyConfig, create_app, serve_in_task
+from forge_eval.proxy.records import RolloutRecord
 from tests.proxy._harnesses import NODE24_BIN, NPM_BIN, codex_args, openclaw_args, openclaw_config
 
 SEED = 5

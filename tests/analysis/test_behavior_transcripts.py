@@ -8,7 +8,7 @@ from _behavior_logs import Call, eval_log, run_dir, sample, turn
 
 from forge_eval._errors import ForgeError
 from forge_eval.analysis.behavior import read_parse_verdicts, read_run_transcripts, read_transcripts
-from forge_eval.training.records import CallRecord, RolloutRecord
+from forge_eval.proxy.records import CallRecord, RolloutRecord
 
 
 def test_native_and_bridged_logs_give_the_same_calls_and_results(tmp_path: Path) -> None:

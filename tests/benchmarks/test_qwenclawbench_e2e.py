@@ -22,8 +22,8 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from forge_eval.benchmarks.qwenclawbench import qwenclawbench
 from forge_eval.harnesses import harness_settings
-from forge_eval.training.proxy import ScriptedPolicy, ScriptedUpstream, serve_in_thread
-from forge_eval.training.proxy._scripted import _tool_turn
+from forge_eval.proxy import ScriptedPolicy, ScriptedUpstream, serve_in_thread
+from forge_eval.proxy._scripted import _tool_turn
 
 DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
 QCB = DATA / "qwenclawbench"

@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from forge_eval.training.proxy import ScriptedPolicy
-from forge_eval.training.proxy._scripted import _text, _tool_turn
+from forge_eval.proxy import ScriptedPolicy
+from forge_eval.proxy._scripted import _text, _tool_turn
 
 #: forgelab's contacts-phone task, solved with one lookup (its check: the answer holds the phone number).
 TASK_ID = "contacts-phone"

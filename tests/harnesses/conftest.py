@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from forge_eval.training.proxy import ScriptedUpstream, ServerThread, serve_in_thread
+from forge_eval.proxy import ScriptedUpstream, ServerThread, serve_in_thread
 from tests.harnesses._policy import ForgeToolPolicy, probe_command
 
 

@@ -13,8 +13,8 @@ import json
 import pytest
 from inspect_ai.log import read_eval_log
 
+from forge_eval.proxy import iter_attempts, read_calls, read_rollout
 from forge_eval.runner import RunSpec, run_benchmark
-from forge_eval.training.proxy import iter_attempts, read_calls, read_rollout
 from tests.harnesses._policy import TASK_ID
 
 pytestmark = [pytest.mark.harness, pytest.mark.e2e, pytest.mark.slow]

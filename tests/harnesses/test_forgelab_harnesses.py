@@ -8,8 +8,8 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from forge_eval.harnesses import harness_settings
+from forge_eval.proxy import iter_attempts, read_calls, read_rollout
 from forge_eval.runner import RunSpec, run_benchmark
-from forge_eval.training.proxy import iter_attempts, read_calls, read_rollout
 from tests.harnesses._policy import COMMAND, TASK_ID, UNREACHABLE
 
 pytestmark = pytest.mark.harness

@@ -7,7 +7,7 @@ import pytest
 from inspect_ai.tool import Tool, ToolError, tool
 
 from forge_eval.harnesses._toolbridge import ToolBridge
-from forge_eval.training.proxy import serve_in_thread
+from forge_eval.proxy import serve_in_thread
 
 
 @tool

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from forge_eval.training.proxy import (
+from forge_eval.proxy import (
     ProxyConfig,
     ScriptedUpstream,
     ServerThread,

@@ -14,7 +14,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
-from forge_eval.training.proxy import (
+from forge_eval.proxy import (
     ADAPTERS,
     BadRequest,
     CanonicalRequest,

@@ -7,7 +7,7 @@ import httpx
 import pytest
 import zstandard
 
-from forge_eval.training.proxy import read_calls
+from forge_eval.proxy import read_calls
 
 # API path -> (how its error body names the error type)
 APIS = {

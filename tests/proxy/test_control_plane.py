@@ -15,9 +15,8 @@ from click.testing import CliRunner
 
 from forge_eval._cli.proxy import proxy as proxy_cli
 from forge_eval._errors import UsageError
-from forge_eval.training._proxy_control import HttpProxyControl
-from forge_eval.training.backends import RolloutOutcome
-from forge_eval.training.proxy import (
+from forge_eval.proxy import (
+    HttpProxyControl,
     ProxyConfig,
     ScriptedUpstream,
     ServerThread,
@@ -29,6 +28,7 @@ from forge_eval.training.proxy import (
     serve_in_task,
     serve_in_thread,
 )
+from forge_eval.sandbox import RolloutOutcome
 from tests.proxy.conftest import ADMIN, SECRET
 
 CONTROL_ROUTES = [

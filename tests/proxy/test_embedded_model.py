@@ -5,7 +5,7 @@ import openai
 import pytest
 
 from forge_eval.models import EMBEDDED_MODELS, EmbeddedModelServer
-from forge_eval.training.proxy import read_calls
+from forge_eval.proxy import read_calls
 
 pytestmark = pytest.mark.e2e
 

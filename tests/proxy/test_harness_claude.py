@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from forge_eval.training.proxy import read_calls
+from forge_eval.proxy import read_calls
 from tests.proxy._harnesses import binary, claude_args, isolated_env, run_harness
 
 pytestmark = pytest.mark.harness

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_eval.training.proxy import read_calls
+from forge_eval.proxy import read_calls
 from tests.proxy._harnesses import TASK, binary, codex_args, isolated_env, run_harness
 
 pytestmark = pytest.mark.harness

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from forge_eval.training.proxy import read_calls
+from forge_eval.proxy import read_calls
 from tests.proxy._harnesses import TASK, binary, isolated_env, openclaw_args, openclaw_config, run_harness
 
 pytestmark = [pytest.mark.harness, pytest.mark.slow]

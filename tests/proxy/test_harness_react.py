@@ -8,7 +8,7 @@ from inspect_ai.tool import bash
 from inspect_ai.util import sandbox
 
 from forge_eval.harnesses import HARNESSES
-from forge_eval.training.proxy import read_calls
+from forge_eval.proxy import read_calls
 from tests.proxy._harnesses import TASK
 
 

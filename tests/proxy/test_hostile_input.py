@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from forge_eval.training.proxy import (
+from forge_eval.proxy import (
     ProxyConfig,
     ScriptedUpstream,
     create_app,

@@ -11,8 +11,8 @@ from inspect_ai.log import ModelEvent
 from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import Generate, TaskState, solver
 
-from forge_eval.training.proxy import InspectUpstream, ProxyConfig, create_app, read_calls, serve_in_task
-from forge_eval.training.records import RolloutRecord
+from forge_eval.proxy import InspectUpstream, ProxyConfig, create_app, read_calls, serve_in_task
+from forge_eval.proxy.records import RolloutRecord
 from tests.proxy._harnesses import TASK, binary, codex_args, isolated_env
 
 

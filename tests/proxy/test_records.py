@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 from click.testing import CliRunner
 
 from forge_eval._cli.proxy import proxy as proxy_cli
-from forge_eval.training.proxy import free_port, read_calls, read_rollout
+from forge_eval.proxy import free_port, read_calls, read_rollout
 from tests.proxy.conftest import ADMIN, ADMIN_KEY, SECRET
 
 

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from forge_eval.training.proxy import ScriptedUpstream, free_port, read_calls, read_rollout, serve_in_thread
+from forge_eval.proxy import ScriptedUpstream, free_port, read_calls, read_rollout, serve_in_thread
 from tests.proxy._sse import parse_sse
 
 TASK = [{"role": "user", "content": "create hello.txt containing hi"}]

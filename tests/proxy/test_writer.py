@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from forge_eval._cli.proxy import proxy as proxy_cli
 from forge_eval._errors import ForgeError
-from forge_eval.training.proxy import (
+from forge_eval.proxy import (
     CanonicalResponse,
     ProxyConfig,
     RecordWriteError,
@@ -30,8 +30,8 @@ from forge_eval.training.proxy import (
     load_calls,
     read_calls,
 )
-from forge_eval.training.proxy._rollouts import RECENT_REQUESTS
-from forge_eval.training.records import CallRecord
+from forge_eval.proxy._rollouts import RECENT_REQUESTS
+from forge_eval.proxy.records import CallRecord
 from tests.proxy.conftest import ADMIN, ADMIN_KEY, SECRET
 
 CHAT = "/v1/chat/completions"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_eval.training.proxy import (
+from forge_eval.proxy import (
     ProxyConfig,
     ScriptedUpstream,
     ServerThread,

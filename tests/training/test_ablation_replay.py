@@ -14,16 +14,16 @@ import pytest
 from click.testing import CliRunner
 
 from forge_eval._cli.main import cli
-from forge_eval.training._proxy_control import HttpProxyControl
-from forge_eval.training.ablation import replay
-from forge_eval.training.backends import RolloutOutcome
-from forge_eval.training.proxy import (
+from forge_eval.proxy import (
+    HttpProxyControl,
     ProxyConfig,
     ScriptedUpstream,
     create_app,
     create_control_app,
     serve_in_thread,
 )
+from forge_eval.sandbox import RolloutOutcome
+from forge_eval.training.ablation import replay
 from tests.proxy._harnesses import binary, claude_args, codex_args, isolated_env, run_harness
 
 pytestmark = pytest.mark.e2e

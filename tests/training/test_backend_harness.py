@@ -13,8 +13,7 @@ import pytest
 
 from forge_eval.benchmarks.forgelab import select_samples
 from forge_eval.harnesses import HARNESSES
-from forge_eval.training.backends import LocalBackend, RolloutSpec
-from forge_eval.training.proxy import (
+from forge_eval.proxy import (
     ProxyConfig,
     ScriptedUpstream,
     ServerThread,
@@ -25,6 +24,8 @@ from forge_eval.training.proxy import (
     read_rollout,
     serve_in_thread,
 )
+from forge_eval.sandbox import RolloutSpec
+from forge_eval.training.backends import LocalBackend
 from tests.harnesses._policy import COMMAND, TASK_ID, UNREACHABLE, ForgeToolPolicy, probe_command
 from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
 from tests.training._sandboxes import needs_bwrap

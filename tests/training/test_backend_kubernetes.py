@@ -19,7 +19,8 @@ kmock = pytest.importorskip("kmock", reason="kmock missing: pip install -e '.[de
 client = pytest.importorskip("kubernetes.client", reason="kubernetes missing: pip install -e '.[dev]'")
 
 from forge_eval._errors import ForgeError  # noqa: E402
-from forge_eval.training.backends import ROLLOUT_BACKENDS, KubernetesBackend, RolloutSpec  # noqa: E402
+from forge_eval.sandbox import RolloutSpec  # noqa: E402
+from forge_eval.training.backends import ROLLOUT_BACKENDS, KubernetesBackend  # noqa: E402
 from forge_eval.training.backends._kubernetes import CreationBudget  # noqa: E402
 
 LABEL = "forge-eval.io"
@@ -322,7 +323,7 @@ def test_shipped_manifests_are_accepted_by_the_client(emulator: Emulator) -> Non
 def test_a_command_needing_host_ports_is_refused_and_cleaned_up(emulator: Emulator, namespace: str) -> None:
     """A real harness's task tools are served on the trainer's host (`harness_rollout`): a pod cannot reach
     them, so the backend refuses the rollout before creating a pod and frees what the program set up."""
-    from forge_eval.training.backends import RolloutCommand
+    from forge_eval.sandbox import RolloutCommand
 
     cleaned = []
 

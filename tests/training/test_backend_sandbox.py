@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from forge_eval._errors import ForgeError, UsageError
-from forge_eval.training.backends import SandboxLimits, SandboxSpec, python_ro_binds, start_sandbox
+from forge_eval.sandbox import SandboxLimits, SandboxSpec, python_ro_binds, start_sandbox
 from tests.training._sandboxes import http_server, needs_bwrap, processes_with
 
 pytestmark = needs_bwrap
@@ -209,7 +209,7 @@ def test_rlimit_fallback_without_cgroup(tmp_path: Path) -> None:
 def test_python_binds_run_the_venv(tmp_path: Path) -> None:
     import sys
 
-    code = "import forge_eval.training.backends as b; print(b.SandboxSpec.__name__)"
+    code = "import forge_eval.sandbox as b; print(b.SandboxSpec.__name__)"
     spec = _spec(tmp_path, [sys.executable, "-c", code], ro_binds=python_ro_binds())
     result = run(_wait(spec))
     assert (result.status, result.stdout) == ("completed", "SandboxSpec\n"), result.stderr
@@ -242,7 +242,7 @@ def test_bad_specs_are_usage_errors(tmp_path: Path) -> None:
 def test_cgroup_v2_files_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """This host has cgroup v1 controllers, so the v2 writer runs here against a directory laid out like
     a cgroup2 mount (plain files, no kernel): what it enables, creates and writes, and reads OOM kills."""
-    from forge_eval.training.backends import _cgroups
+    from forge_eval.sandbox import _cgroups
 
     parent = tmp_path / "forge.slice"
     parent.mkdir()

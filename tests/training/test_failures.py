@@ -2,10 +2,10 @@
 
 import pytest
 
+from forge_eval.proxy.records import UpstreamFailure
 from forge_eval.training.batch import build_batch
 from forge_eval.training.credit import credit_variant
 from forge_eval.training.failures import discard_reason
-from forge_eval.training.records import UpstreamFailure
 from forge_eval.training.trajectories import build_trajectory
 from tests.training.traffic import Conversation, RolloutBuilder
 

@@ -11,9 +11,10 @@ import asyncio
 import openai
 import pytest
 
+from forge_eval.proxy import HttpProxyControl
+from forge_eval.sandbox import RolloutOutcome, RolloutSpec
 from forge_eval.training import build_batch, build_trajectory, credit_variant
-from forge_eval.training._proxy_control import HttpProxyControl
-from forge_eval.training.backends import InProcessTestBackend, RolloutOutcome, RolloutSpec
+from forge_eval.training.backends import InProcessTestBackend
 from tests.training.conftest import PROXY_ADMIN_KEY
 
 TOOLS = [

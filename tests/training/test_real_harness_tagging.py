@@ -11,10 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from forge_eval.training import build_trajectory
-from forge_eval.training._proxy_control import HttpProxyControl
-from forge_eval.training.backends import RolloutOutcome
-from forge_eval.training.proxy import (
+from forge_eval.proxy import (
+    HttpProxyControl,
     ProxyConfig,
     ScriptedPolicy,
     ScriptedUpstream,
@@ -22,6 +20,8 @@ from forge_eval.training.proxy import (
     create_control_app,
     serve_in_thread,
 )
+from forge_eval.sandbox import RolloutOutcome
+from forge_eval.training import build_trajectory
 from tests.proxy._harnesses import (
     TASK,
     binary,

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from forge_eval._errors import UsageError
-from forge_eval.training.backends import InProcessTestBackend, RolloutOutcome
-from forge_eval.training.records import CallRecord, RolloutRecord
+from forge_eval.proxy.records import CallRecord, RolloutRecord
+from forge_eval.sandbox import RolloutOutcome
+from forge_eval.training.backends import InProcessTestBackend
 from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
 from tests.training.traffic import claude_code_rollout
 
@@ -29,7 +30,7 @@ class RecordedProxy:
         self.record: RolloutRecord | None = None
 
     async def create_rollout(self, fields):
-        from forge_eval.training._proxy_control import ProxyRollout
+        from forge_eval.proxy import ProxyRollout
 
         self.created.append(fields)
         self.record = RolloutRecord(**fields)

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from forge_eval.training.records import CallRecord, RolloutRecord
+from forge_eval.proxy.records import CallRecord, RolloutRecord
 
 ROLE_IDS = {"system": 1, "developer": 1, "user": 2, "assistant": 3, "tool": 4}
 END = 5

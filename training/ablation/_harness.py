@@ -17,8 +17,8 @@ from inspect_ai.tool import Tool
 
 from forge_eval._errors import UsageError
 from forge_eval.harnesses import HARNESSES, Harness, HarnessFacts, TaggingCues
+from forge_eval.sandbox import RolloutOutcome
 from forge_eval.training.ablation._slots import TARGETS_PER_TASK, SlotTask, SlotWorld
-from forge_eval.training.backends import RolloutOutcome
 
 HARNESS = "plan-act"
 MAIN_SYSTEM = "you act on slots"

@@ -15,9 +15,9 @@ import numpy as np
 from scipy import stats
 
 from forge_eval._errors import UsageError
+from forge_eval.proxy import iter_attempts, read_calls, read_rollout
+from forge_eval.proxy.records import RoleTag
 from forge_eval.training import build_batch, build_trajectory, credit_variant, discard_reason
-from forge_eval.training.proxy import iter_attempts, read_calls, read_rollout
-from forge_eval.training.records import RoleTag
 from forge_eval.training.trajectories import Trajectory
 
 ROLES: tuple[str, ...] = get_args(RoleTag)

@@ -23,15 +23,14 @@ from typing import Any
 import aiohttp
 import numpy as np
 
+from forge_eval.proxy import HttpProxyControl, ProxyConfig, create_app, create_control_app, serve_in_task
 from forge_eval.training import build_batch, build_trajectory, credit_variant
-from forge_eval.training._proxy_control import HttpProxyControl
 from forge_eval.training.ablation import _slots
 from forge_eval.training.ablation._harness import HARNESS, run_plan_act
 from forge_eval.training.ablation._policies import POLICIES
 from forge_eval.training.ablation._upstream import PolicyUpstream
 from forge_eval.training.batch import TrainingRow
 from forge_eval.training.credit import TASK_ROLES
-from forge_eval.training.proxy import ProxyConfig, create_app, create_control_app, serve_in_task
 from forge_eval.training.trajectories import Trajectory
 
 _TINY = POLICIES.get("tiny")  # a bare RunConfig trains the default policy with its own settings

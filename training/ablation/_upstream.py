@@ -12,15 +12,15 @@ import json
 import time
 from typing import Any
 
-from forge_eval.training.ablation import _tokens
-from forge_eval.training.ablation._model import Policy, generate
-from forge_eval.training.proxy import (
+from forge_eval.proxy import (
     CanonicalRequest,
     CanonicalResponse,
     ToolCall,
     UpstreamError,
     UpstreamResult,
 )
+from forge_eval.training.ablation import _tokens
+from forge_eval.training.ablation._model import Policy, generate
 
 
 def call_seed(seed: int, route_key: str, call_seq: int) -> int:

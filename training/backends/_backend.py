@@ -6,38 +6,10 @@ the task's verifier, and reports how the rollout ended with the verifier's rewar
 """
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
-# How a rollout ended, in the proxy control plane's status words.
-RolloutStatus = Literal["completed", "timeout", "harness_crash", "oom", "evicted", "aborted"]
-
-
-@dataclass(frozen=True)
-class RolloutSpec:
-    """Everything a backend needs to run one rollout attempt.
-
-    Attributes:
-        rollout_id: The proxy's rollout id (also the sandbox/pod name stem).
-        attempt: The attempt number; a retried rollout gets a fresh attempt and a fresh key.
-        harness: The harness name (`forge_eval.harnesses.HARNESSES`).
-        task: The forge task spec from the dataset row (`extra_info["forge_task"]`).
-        proxy_base_url: Base URL the harness must use, with the rollout path prefix.
-        api_key: The rollout's signed key for the proxy.
-        deadline_s: Wall-clock budget for harness + verifier.
-        env: Extra environment for the harness process.
-        group: The GRPO group (rollouts of one prompt); a label on the rollout's pod.
-    """
-
-    rollout_id: str
-    attempt: int
-    harness: str
-    task: dict[str, Any]
-    proxy_base_url: str
-    api_key: str
-    deadline_s: float
-    env: dict[str, str] = field(default_factory=dict)
-    group: str | None = None
+from forge_eval.sandbox import RolloutOutcome, RolloutSpec
 
 
 @dataclass(frozen=True)
@@ -47,17 +19,6 @@ class RolloutHandle:
     rollout_id: str
     attempt: int
     ref: Any = None
-
-
-@dataclass(frozen=True)
-class RolloutOutcome:
-    """How a rollout ended. `reward` is the verifier's; None when the verifier could not grade it."""
-
-    status: RolloutStatus
-    exit_code: int | None = None
-    reward: float | None = None
-    verifier_output: dict[str, Any] | None = None
-    answer: str | None = None
 
 
 class RolloutBackend(ABC):

@@ -29,14 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from forge_eval._errors import ForgeError, UsageError
-from forge_eval.training.backends._backend import (
-    RolloutBackend,
-    RolloutHandle,
-    RolloutOutcome,
-    RolloutSpec,
-    RolloutStatus,
-)
-from forge_eval.training.backends._program import RolloutProgram, default_program, proxy_env, resolve
+from forge_eval.sandbox import RolloutOutcome, RolloutProgram, RolloutSpec, RolloutStatus, proxy_env
+from forge_eval.training.backends._backend import RolloutBackend, RolloutHandle
+from forge_eval.training.rollouts import default_program, resolve
 
 logger = logging.getLogger(__name__)
 

@@ -17,15 +17,19 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from forge_eval._errors import UsageError
-from forge_eval.training.backends._backend import RolloutBackend, RolloutHandle, RolloutOutcome, RolloutSpec
-from forge_eval.training.backends._program import (
+from forge_eval.sandbox import (
     RolloutCommand,
+    RolloutOutcome,
     RolloutProgram,
-    default_program,
+    RolloutSpec,
+    Sandbox,
+    SandboxLimits,
+    SandboxSpec,
     proxy_env,
-    resolve,
+    start_sandbox,
 )
-from forge_eval.training.backends._sandbox import Sandbox, SandboxLimits, SandboxSpec, start_sandbox
+from forge_eval.training.backends._backend import RolloutBackend, RolloutHandle
+from forge_eval.training.rollouts import default_program, resolve
 
 logger = logging.getLogger(__name__)
 

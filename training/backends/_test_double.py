@@ -8,12 +8,8 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-from forge_eval.training.backends._backend import (
-    RolloutBackend,
-    RolloutHandle,
-    RolloutOutcome,
-    RolloutSpec,
-)
+from forge_eval.sandbox import RolloutOutcome, RolloutSpec
+from forge_eval.training.backends._backend import RolloutBackend, RolloutHandle
 
 Script = Callable[[RolloutSpec], Awaitable[RolloutOutcome]]
 

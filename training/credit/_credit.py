@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from forge_eval._errors import UsageError
-from forge_eval.training.records import RoleTag
+from forge_eval.proxy.records import RoleTag
 from forge_eval.training.trajectories import Trajectory
 
 # The roles that are the policy acting in the task; everything else is harness-internal.

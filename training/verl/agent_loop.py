@@ -20,8 +20,9 @@ from typing import Any
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopMetrics, AgentLoopOutput
 
 from forge_eval._errors import UsageError
-from forge_eval.training._proxy_control import HttpProxyControl, ProxyControl
-from forge_eval.training.backends import ROLLOUT_BACKENDS, RolloutBackend, RolloutOutcome, RolloutSpec
+from forge_eval.proxy import HttpProxyControl, ProxyControl
+from forge_eval.sandbox import RolloutOutcome, RolloutSpec
+from forge_eval.training.backends import ROLLOUT_BACKENDS, RolloutBackend
 from forge_eval.training.credit import credit_variant
 from forge_eval.training.failures import discard_reason
 from forge_eval.training.trajectories import build_trajectory

@@ -3,10 +3,10 @@
 import asyncio
 from dataclasses import dataclass, field
 
-from forge_eval.training.proxy._config import ProxyConfig
-from forge_eval.training.proxy._records import RecordWriter
-from forge_eval.training.proxy._rollouts import Rollouts
-from forge_eval.training.proxy._upstream import ProxyUpstream
+from forge_eval.proxy._config import ProxyConfig
+from forge_eval.proxy._records import RecordWriter
+from forge_eval.proxy._rollouts import Rollouts
+from forge_eval.proxy._upstream import ProxyUpstream
 
 
 @dataclass

@@ -8,8 +8,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from forge_eval.training.proxy._adapters._adapter import ADAPTERS, Adapter, ConversationStore, new_id, sse
-from forge_eval.training.proxy._adapters._fields import (
+from forge_eval.proxy._adapters._adapter import ADAPTERS, Adapter, ConversationStore, new_id, sse
+from forge_eval.proxy._adapters._fields import (
     client_sampling,
     field,
     model_of,
@@ -17,7 +17,7 @@ from forge_eval.training.proxy._adapters._fields import (
     required,
     stop_list,
 )
-from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
+from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
 
 _ERROR_TYPES = {
     400: "invalid_request_error",

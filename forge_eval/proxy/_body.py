@@ -13,7 +13,7 @@ from typing import Any
 import zstandard
 from starlette.requests import Request
 
-from forge_eval.training.proxy._canonical import BadRequest
+from forge_eval.proxy._canonical import BadRequest
 
 
 def _limited(data: bytes, limit: int) -> bytes:

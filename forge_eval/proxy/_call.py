@@ -18,15 +18,15 @@ from typing import Any
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from forge_eval.training.proxy._adapters import Adapter
-from forge_eval.training.proxy._body import read_json
-from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest
-from forge_eval.training.proxy._keys import parse_attempt, verify_key
-from forge_eval.training.proxy._records import RecordWriteError
-from forge_eval.training.proxy._rollouts import RolloutState
-from forge_eval.training.proxy._state import ProxyState
-from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult
-from forge_eval.training.records import CallRecord, UpstreamFailure
+from forge_eval.proxy._adapters import Adapter
+from forge_eval.proxy._body import read_json
+from forge_eval.proxy._canonical import BadRequest, CanonicalRequest
+from forge_eval.proxy._keys import parse_attempt, verify_key
+from forge_eval.proxy._records import RecordWriteError
+from forge_eval.proxy._rollouts import RolloutState
+from forge_eval.proxy._state import ProxyState
+from forge_eval.proxy._upstream import UpstreamError, UpstreamResult
+from forge_eval.proxy.records import CallRecord, UpstreamFailure
 
 _SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),

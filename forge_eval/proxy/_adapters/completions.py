@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from typing import Any
 
-from forge_eval.training.proxy._adapters._adapter import (
+from forge_eval.proxy._adapters._adapter import (
     ADAPTERS,
     Adapter,
     ConversationStore,
@@ -11,9 +11,9 @@ from forge_eval.training.proxy._adapters._adapter import (
     now,
     sse,
 )
-from forge_eval.training.proxy._adapters._fields import client_sampling, model_of, positive_int, stop_list
-from forge_eval.training.proxy._adapters._openai_errors import openai_error
-from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
+from forge_eval.proxy._adapters._fields import client_sampling, model_of, positive_int, stop_list
+from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
 
 
 def _prompt(value: Any) -> str | list[int]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from forge_eval._errors import ForgeError
-from forge_eval.training.records import CallRecord, RolloutRecord
+from forge_eval.proxy.records import CallRecord, RolloutRecord
 
 CALLS_FILE = "calls.jsonl"
 ROLLOUT_FILE = "rollout.json"

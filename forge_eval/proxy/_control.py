@@ -16,16 +16,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from forge_eval.training.proxy._adapters import ConversationStore
-from forge_eval.training.proxy._adapters._openai_errors import openai_error
-from forge_eval.training.proxy._body import loads_json
-from forge_eval.training.proxy._call import presented_key
-from forge_eval.training.proxy._canonical import BadRequest
-from forge_eval.training.proxy._keys import ROLLOUT_ID, parse_attempt, sign_key, valid_rollout_id
-from forge_eval.training.proxy._records import read_calls
-from forge_eval.training.proxy._rollouts import RolloutState
-from forge_eval.training.proxy._state import ProxyState
-from forge_eval.training.records import RolloutRecord
+from forge_eval.proxy._adapters import ConversationStore
+from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._body import loads_json
+from forge_eval.proxy._call import presented_key
+from forge_eval.proxy._canonical import BadRequest
+from forge_eval.proxy._keys import ROLLOUT_ID, parse_attempt, sign_key, valid_rollout_id
+from forge_eval.proxy._records import read_calls
+from forge_eval.proxy._rollouts import RolloutState
+from forge_eval.proxy._state import ProxyState
+from forge_eval.proxy.records import RolloutRecord
 
 # the statuses a rollout backend reports -> the record's termination
 STATUSES = {

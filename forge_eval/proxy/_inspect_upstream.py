@@ -13,9 +13,9 @@ from typing import Any
 from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, get_model, messages_from_openai
 from inspect_ai.tool import ToolFunction, ToolInfo, ToolParams
 
-from forge_eval.training.proxy._canonical import CanonicalRequest, CanonicalResponse, ToolCall
-from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult, http_error_kind
-from forge_eval.training.records import ErrorKind, UpstreamFailure
+from forge_eval.proxy._canonical import CanonicalRequest, CanonicalResponse, ToolCall
+from forge_eval.proxy._upstream import UpstreamError, UpstreamResult, http_error_kind
+from forge_eval.proxy.records import ErrorKind, UpstreamFailure
 
 _FINISH = {
     "stop": "stop",

@@ -4,7 +4,7 @@ import json
 import uuid
 from typing import Any
 
-from forge_eval.training.proxy._canonical import CanonicalResponse, ToolCall
+from forge_eval.proxy._canonical import CanonicalResponse, ToolCall
 
 
 def _logprobs(choice: dict[str, Any]) -> list[float] | None:

@@ -4,7 +4,7 @@ A harness (Codex CLI, Claude Code, OpenClaw, a ReAct loop) points its base URL a
 `/r/<rollout>/<attempt>/v1` (or uses a signed rollout API key); each call is translated onto one canonical
 chat request, served non-streaming by the upstream (token ids and logprobs included when the upstream
 returns them), answered in the harness's own API (JSON or synthesized SSE) and appended to the rollout's
-call records (`forge_eval.training.records.CallRecord`, `<records>/<rollout>/<attempt>/calls.jsonl`).
+call records (`forge_eval.proxy.records.CallRecord`, `<records>/<rollout>/<attempt>/calls.jsonl`).
 
 Two listeners: the data plane (harnesses, port 8377) and the control plane (trainer: rollouts, rewards,
 pause; port 8378 on 127.0.0.1 or a 0600 Unix socket), each with its own credentials. Secrets never go on
@@ -27,14 +27,15 @@ reach the control plane without a listener through `HttpProxyControl.in_process(
 A restarted proxy resumes the rollouts its records directory holds that were not released.
 """
 
-from forge_eval.training.proxy._adapters import ADAPTERS, Adapter, ConversationStore
-from forge_eval.training.proxy._app import API_PATHS, create_app, create_control_app
-from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse, ToolCall
-from forge_eval.training.proxy._compact import CompactResult, compact
-from forge_eval.training.proxy._config import ProxyConfig
-from forge_eval.training.proxy._http_upstream import HttpUpstream
-from forge_eval.training.proxy._keys import sign_key, verify_key
-from forge_eval.training.proxy._records import (
+from forge_eval.proxy._adapters import ADAPTERS, Adapter, ConversationStore
+from forge_eval.proxy._app import API_PATHS, create_app, create_control_app
+from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse, ToolCall
+from forge_eval.proxy._compact import CompactResult, compact
+from forge_eval.proxy._config import ProxyConfig
+from forge_eval.proxy._control_client import HttpProxyControl, ProxyControl, ProxyRollout
+from forge_eval.proxy._http_upstream import HttpUpstream
+from forge_eval.proxy._keys import sign_key, verify_key
+from forge_eval.proxy._records import (
     RecordWriteError,
     RecordWriter,
     iter_attempts,
@@ -42,8 +43,8 @@ from forge_eval.training.proxy._records import (
     read_calls,
     read_rollout,
 )
-from forge_eval.training.proxy._scripted import ScriptedPolicy, ScriptedUpstream
-from forge_eval.training.proxy._server import (
+from forge_eval.proxy._scripted import ScriptedPolicy, ScriptedUpstream
+from forge_eval.proxy._server import (
     Listener,
     ServerThread,
     free_port,
@@ -51,13 +52,13 @@ from forge_eval.training.proxy._server import (
     serve_in_task,
     serve_in_thread,
 )
-from forge_eval.training.proxy._upstream import ProxyUpstream, UpstreamError, UpstreamResult
+from forge_eval.proxy._upstream import ProxyUpstream, UpstreamError, UpstreamResult
 
 
 def __getattr__(name: str) -> object:
     """`InspectUpstream` is imported on first use: importing Inspect costs ~2 s the proxy CLI need not pay."""
     if name == "InspectUpstream":
-        from forge_eval.training.proxy._inspect_upstream import InspectUpstream
+        from forge_eval.proxy._inspect_upstream import InspectUpstream
 
         return InspectUpstream
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -72,10 +73,13 @@ __all__ = [
     "CanonicalRequest",
     "CanonicalResponse",
     "ConversationStore",
+    "HttpProxyControl",
     "HttpUpstream",
     "InspectUpstream",
     "Listener",
     "ProxyConfig",
+    "ProxyControl",
+    "ProxyRollout",
     "ProxyUpstream",
     "RecordWriteError",
     "RecordWriter",

@@ -16,17 +16,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from forge_eval.training.proxy._adapters import ADAPTERS
-from forge_eval.training.proxy._adapters._openai_errors import openai_error
-from forge_eval.training.proxy._body import read_json
-from forge_eval.training.proxy._call import ApiEndpoint, resolve_rollout
-from forge_eval.training.proxy._canonical import BadRequest
-from forge_eval.training.proxy._config import ProxyConfig
-from forge_eval.training.proxy._control import Control
-from forge_eval.training.proxy._http_upstream import HttpUpstream
-from forge_eval.training.proxy._records import RecordWriteError, RecordWriter, unreleased_attempts
-from forge_eval.training.proxy._state import ProxyState
-from forge_eval.training.proxy._upstream import ProxyUpstream
+from forge_eval.proxy._adapters import ADAPTERS
+from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._body import read_json
+from forge_eval.proxy._call import ApiEndpoint, resolve_rollout
+from forge_eval.proxy._canonical import BadRequest
+from forge_eval.proxy._config import ProxyConfig
+from forge_eval.proxy._control import Control
+from forge_eval.proxy._http_upstream import HttpUpstream
+from forge_eval.proxy._records import RecordWriteError, RecordWriter, unreleased_attempts
+from forge_eval.proxy._state import ProxyState
+from forge_eval.proxy._upstream import ProxyUpstream
 
 logger = logging.getLogger(__name__)
 

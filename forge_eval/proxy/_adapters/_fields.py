@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from forge_eval.training.proxy._canonical import SAMPLING_KEYS, BadRequest
+from forge_eval.proxy._canonical import SAMPLING_KEYS, BadRequest
 
 
 def field(body: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = None) -> Any:

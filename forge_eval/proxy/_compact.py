@@ -15,14 +15,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from forge_eval.training.proxy._records import (
+from forge_eval.proxy._records import (
     CALLS_FILE,
     attempt_dir,
     iter_attempts,
     load_calls,
     read_rollout,
 )
-from forge_eval.training.records import CallRecord, RolloutRecord
+from forge_eval.proxy.records import CallRecord, RolloutRecord
 
 _INT32_LISTS = {"prompt_token_ids", "completion_token_ids"}
 _FLOAT32_LISTS = {"completion_logprobs"}

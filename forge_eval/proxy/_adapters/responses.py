@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from forge_eval.training.proxy._adapters._adapter import (
+from forge_eval.proxy._adapters._adapter import (
     ADAPTERS,
     Adapter,
     ConversationStore,
@@ -17,9 +17,9 @@ from forge_eval.training.proxy._adapters._adapter import (
     now,
     sse,
 )
-from forge_eval.training.proxy._adapters._fields import client_sampling, field, model_of, positive_int
-from forge_eval.training.proxy._adapters._openai_errors import openai_error
-from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse, ToolCall
+from forge_eval.proxy._adapters._fields import client_sampling, field, model_of, positive_int
+from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse, ToolCall
 
 _TEXT_PARTS = {"input_text", "output_text", "text", "refusal", "summary_text"}
 

@@ -1,20 +1,58 @@
-"""What a rollout runs: a `RolloutProgram` turns a `RolloutSpec` into a `RolloutCommand` for a backend.
+"""The rollout contract shared by benchmarks, harnesses and rollout backends.
 
-The backend owns isolation (sandbox or pod), the proxy wiring and the deadline; the program owns the
-harness's command line, its configuration and the verifier. The default program runs the task's own
-`command` (a list, for scripted and benchmark rollouts) or asks the harness registry entry for its
-`rollout_command(spec, workdir)`; a harness without one cannot run training rollouts yet and says so.
+A backend gets a `RolloutSpec` (which rollout, which harness and task, the proxy URL and signed key), a
+program turns it into a `RolloutCommand` (argv, env, binds, forwards, verifier), the verifier returns a
+`Verdict`, and the backend reports a `RolloutOutcome`. These types live beside the sandbox, below both
+the benchmarks that build commands and the trainer that runs them, so that neither imports the other.
 """
 
-import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from forge_eval._errors import ForgeError, UsageError
-from forge_eval.training.backends._backend import RolloutSpec
-from forge_eval.training.backends._sandbox import SandboxLimits, SandboxResult
+from forge_eval.sandbox._sandbox import SandboxLimits, SandboxResult
+
+# How a rollout ended, in the proxy control plane's status words.
+RolloutStatus = Literal["completed", "timeout", "harness_crash", "oom", "evicted", "aborted"]
+
+
+@dataclass(frozen=True)
+class RolloutSpec:
+    """Everything a backend needs to run one rollout attempt.
+
+    Attributes:
+        rollout_id: The proxy's rollout id (also the sandbox/pod name stem).
+        attempt: The attempt number; a retried rollout gets a fresh attempt and a fresh key.
+        harness: The harness name (`forge_eval.harnesses.HARNESSES`).
+        task: The forge task spec from the dataset row (`extra_info["forge_task"]`).
+        proxy_base_url: Base URL the harness must use, with the rollout path prefix.
+        api_key: The rollout's signed key for the proxy.
+        deadline_s: Wall-clock budget for harness + verifier.
+        env: Extra environment for the harness process.
+        group: The GRPO group (rollouts of one prompt); a label on the rollout's pod.
+    """
+
+    rollout_id: str
+    attempt: int
+    harness: str
+    task: dict[str, Any]
+    proxy_base_url: str
+    api_key: str
+    deadline_s: float
+    env: dict[str, str] = field(default_factory=dict)
+    group: str | None = None
+
+
+@dataclass(frozen=True)
+class RolloutOutcome:
+    """How a rollout ended. `reward` is the verifier's; None when the verifier could not grade it."""
+
+    status: RolloutStatus
+    exit_code: int | None = None
+    reward: float | None = None
+    verifier_output: dict[str, Any] | None = None
+    answer: str | None = None
 
 
 @dataclass(frozen=True)
@@ -73,31 +111,3 @@ def proxy_env(spec: RolloutSpec) -> dict[str, str]:
         "ANTHROPIC_BASE_URL": root,
         "ANTHROPIC_API_KEY": spec.api_key,
     }
-
-
-def default_program(spec: RolloutSpec, workdir: Path) -> RolloutCommand:
-    """The task's `command`, else the harness's `rollout_command(spec, workdir)`."""
-    command = spec.task.get("command")
-    if command is not None:
-        if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
-            raise UsageError(
-                f"task {spec.task.get('task_id')!r}: `command` must be a non-empty list of strings, "
-                f"got {command!r}",
-                hint='e.g. "command": ["python3", "agent.py"]',
-            )
-        return RolloutCommand(argv=command)
-    from forge_eval.harnesses import HARNESSES
-
-    harness = HARNESSES.get(spec.harness)
-    build = getattr(harness, "rollout_command", None)
-    if build is None:
-        raise ForgeError(
-            f"harness {spec.harness!r} cannot run training rollouts: it has no rollout_command()",
-            hint="give the task a `command`, or pass the backend a RolloutProgram for this harness",
-        )
-    return build(spec, workdir)
-
-
-async def resolve(program: RolloutProgram, spec: RolloutSpec, workdir: Path) -> RolloutCommand:
-    built = program(spec, workdir)
-    return await built if inspect.isawaitable(built) else built

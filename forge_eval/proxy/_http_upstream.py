@@ -15,10 +15,10 @@ from typing import Any
 
 import aiohttp
 
-from forge_eval.training.proxy._canonical import CanonicalRequest
-from forge_eval.training.proxy._openai_parse import parse_upstream, without_token_data
-from forge_eval.training.proxy._upstream import UpstreamError, UpstreamResult, http_error_kind
-from forge_eval.training.records import ErrorKind, UpstreamFailure
+from forge_eval.proxy._canonical import CanonicalRequest
+from forge_eval.proxy._openai_parse import parse_upstream, without_token_data
+from forge_eval.proxy._upstream import UpstreamError, UpstreamResult, http_error_kind
+from forge_eval.proxy.records import ErrorKind, UpstreamFailure
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _TOKEN_FIELDS = ("return_token_ids", "logprobs", "top_logprobs")

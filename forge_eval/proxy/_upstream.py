@@ -3,8 +3,8 @@
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from forge_eval.training.proxy._canonical import CanonicalRequest, CanonicalResponse
-from forge_eval.training.records import ErrorKind, UpstreamFailure
+from forge_eval.proxy._canonical import CanonicalRequest, CanonicalResponse
+from forge_eval.proxy.records import ErrorKind, UpstreamFailure
 
 _CONTEXT_WORDS = ("context length", "context_length", "maximum context", "too many tokens", "exceeds the")
 

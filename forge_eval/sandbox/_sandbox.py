@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Literal
 
 from forge_eval._errors import ForgeError, UsageError
-from forge_eval.training.backends import _cgroups
-from forge_eval.training.backends._bridge import Bridge, parse_target
-from forge_eval.training.backends._cgroups import Enforce, Mechanism
+from forge_eval.sandbox import _cgroups
+from forge_eval.sandbox._bridge import Bridge, parse_target
+from forge_eval.sandbox._cgroups import Enforce, Mechanism
 
 logger = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from forge_eval._registry import Registry
-from forge_eval.training.proxy._canonical import CanonicalRequest, CanonicalResponse
-from forge_eval.training.records import Api
+from forge_eval.proxy._canonical import CanonicalRequest, CanonicalResponse
+from forge_eval.proxy.records import Api
 
 
 class ConversationStore:

@@ -3,7 +3,7 @@
 from collections.abc import Iterator
 from typing import Any
 
-from forge_eval.training.proxy._adapters._adapter import (
+from forge_eval.proxy._adapters._adapter import (
     ADAPTERS,
     Adapter,
     ConversationStore,
@@ -11,7 +11,7 @@ from forge_eval.training.proxy._adapters._adapter import (
     now,
     sse,
 )
-from forge_eval.training.proxy._adapters._fields import (
+from forge_eval.proxy._adapters._fields import (
     client_sampling,
     field,
     model_of,
@@ -19,8 +19,8 @@ from forge_eval.training.proxy._adapters._fields import (
     required,
     stop_list,
 )
-from forge_eval.training.proxy._adapters._openai_errors import openai_error
-from forge_eval.training.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
+from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 

@@ -9,8 +9,8 @@ conversation store keeps a fixed number of responses.
 import time
 from dataclasses import dataclass, field
 
-from forge_eval.training.proxy._adapters import ConversationStore
-from forge_eval.training.records import CallRecord, RolloutRecord
+from forge_eval.proxy._adapters import ConversationStore
+from forge_eval.proxy.records import CallRecord, RolloutRecord
 
 RECENT_REQUESTS = 64
 

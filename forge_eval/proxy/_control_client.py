@@ -12,8 +12,8 @@ from typing import Any, Protocol
 import httpx
 
 from forge_eval._errors import ForgeError
-from forge_eval.training.backends import RolloutOutcome
-from forge_eval.training.records import CallRecord, RolloutRecord
+from forge_eval.proxy.records import CallRecord, RolloutRecord
+from forge_eval.sandbox import RolloutOutcome
 
 
 @dataclass(frozen=True)
