@@ -1,13 +1,18 @@
 """The local sandbox and the rollout contract: where everything the model controls runs.
 
-- `start_sandbox(SandboxSpec(...)) -> Sandbox` runs one process tree under bubblewrap: read-only system,
-  one writable work directory, own PID/network namespaces, `forwards` as the only reachable ports,
-  `SandboxLimits` by cgroup or rlimit; `Sandbox.wait()` / `.logs()` / `.stop()`, `SandboxResult`.
-  `python_ro_binds()` lists what a sandbox needs to run this Python.
+- `start_sandbox(SandboxSpec(...)) -> Sandbox` runs one process tree under bubblewrap as an unprivileged
+  user of its own: read-only system, one writable work directory, own PID/network namespaces, `forwards`
+  as the only reachable ports, `SandboxLimits` by cgroup or rlimit; `Sandbox.wait()` / `.logs()` /
+  `.stop()`, `SandboxResult`. `python_ro_binds()` lists what a sandbox needs to run this Python.
+- `sandboxed_command(spec) -> SandboxedCommand`: the same confinement as a command line, for a process
+  someone else launches with pipes (an MCP stdio server, a desktop); `sandbox_user()` shares one user
+  between sandboxes over one work directory.
 - The rollout contract (`RolloutSpec` -> `RolloutCommand` -> `Verdict` -> `RolloutOutcome`) that
   benchmarks, harnesses and the trainer's rollout backends share.
 """
 
+from forge_eval.sandbox._binds import python_ro_binds
+from forge_eval.sandbox._command import SandboxedCommand, sandboxed_command
 from forge_eval.sandbox._rollout import (
     RolloutCommand,
     RolloutOutcome,
@@ -18,15 +23,9 @@ from forge_eval.sandbox._rollout import (
     Verifier,
     proxy_env,
 )
-from forge_eval.sandbox._sandbox import (
-    Sandbox,
-    SandboxLimits,
-    SandboxResult,
-    SandboxSpec,
-    SandboxStatus,
-    python_ro_binds,
-    start_sandbox,
-)
+from forge_eval.sandbox._sandbox import Sandbox, SandboxResult, SandboxStatus, start_sandbox
+from forge_eval.sandbox._spec import SandboxLimits, SandboxSpec
+from forge_eval.sandbox._user import SandboxUser, sandbox_user
 
 __all__ = [
     "RolloutCommand",
@@ -39,9 +38,13 @@ __all__ = [
     "SandboxResult",
     "SandboxSpec",
     "SandboxStatus",
+    "SandboxUser",
+    "SandboxedCommand",
     "Verdict",
     "Verifier",
     "proxy_env",
     "python_ro_binds",
+    "sandbox_user",
+    "sandboxed_command",
     "start_sandbox",
 ]

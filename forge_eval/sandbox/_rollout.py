@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from forge_eval.sandbox._sandbox import SandboxLimits, SandboxResult
+from forge_eval.sandbox._sandbox import SandboxResult
+from forge_eval.sandbox._spec import SandboxLimits
 
 # How a rollout ended, in the proxy control plane's status words.
 RolloutStatus = Literal["completed", "timeout", "harness_crash", "oom", "evicted", "aborted"]

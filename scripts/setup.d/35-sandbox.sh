@@ -1,12 +1,8 @@
 #!/usr/bin/env bash
-# The local rollout sandbox (forge_eval.sandbox) runs every harness under bubblewrap and
-# bridges its one allowed TCP port to the host through socat over a bind-mounted Unix socket. Both are
-# small Debian packages; the Kubernetes backend's tests use the kmock emulator (a pip dev dependency).
-# Idempotent: skips apt entirely when both binaries are present.
+# The local rollout sandbox (forge_eval.sandbox) runs every harness under bubblewrap as an unprivileged user
+# (setpriv, from util-linux, drops to it) and bridges its allowed TCP ports to the host through socat over
+# bind-mounted Unix sockets. All are Debian packages; the Kubernetes backend's tests use the kmock emulator
+# (a pip dev dependency). Idempotent: installs only what dpkg does not have yet.
 set -euo pipefail
-if command -v bwrap >/dev/null && command -v socat >/dev/null; then
-  echo "bubblewrap and socat already installed"
-  exit 0
-fi
-apt-get update -qq
-apt-get install -y -qq bubblewrap socat
+. "$(dirname "$0")/_apt.bash"
+apt_install_missing sandbox bubblewrap socat util-linux

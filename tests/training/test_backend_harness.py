@@ -27,8 +27,8 @@ from forge_eval.proxy import (
 from forge_eval.sandbox import RolloutSpec
 from forge_eval.training.backends import LocalBackend
 from tests.harnesses._policy import COMMAND, TASK_ID, UNREACHABLE, ForgeToolPolicy, probe_command
+from tests.sandbox._sandboxes import needs_bwrap
 from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
-from tests.training._sandboxes import needs_bwrap
 from tests.training.conftest import PROXY_ADMIN_KEY, PROXY_SECRET
 
 pytestmark = [needs_bwrap, pytest.mark.harness]

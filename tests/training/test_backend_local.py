@@ -14,8 +14,8 @@ from forge_eval._errors import ForgeError, UsageError
 from forge_eval.proxy import HttpProxyControl
 from forge_eval.sandbox import RolloutCommand, RolloutSpec, SandboxResult, Verdict, python_ro_binds
 from forge_eval.training.backends import ROLLOUT_BACKENDS, LocalBackend
+from tests.sandbox._sandboxes import http_server, needs_bwrap, processes_with
 from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
-from tests.training._sandboxes import http_server, needs_bwrap, processes_with
 from tests.training.conftest import PROXY_ADMIN_KEY
 
 pytestmark = needs_bwrap

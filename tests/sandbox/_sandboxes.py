@@ -1,4 +1,5 @@
-"""Helpers of the rollout-backend tests: leak scans over /proc and a loopback HTTP server to reach."""
+"""Helpers of the sandbox and rollout-backend tests: leak scans over /proc and a loopback HTTP server to
+reach."""
 
 import http.server
 import os
@@ -11,8 +12,8 @@ from pathlib import Path
 import pytest
 
 needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None or shutil.which("socat") is None,
-    reason="bubblewrap/socat missing: run scripts/setup.d/35-sandbox.sh (CI does)",
+    any(shutil.which(tool) is None for tool in ("bwrap", "socat", "setpriv")),
+    reason="bubblewrap/socat/setpriv missing: run scripts/setup.d/35-sandbox.sh (CI does)",
 )
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.sandbox import SandboxLimits, SandboxSpec, python_ro_binds, start_sandbox
-from tests.training._sandboxes import http_server, needs_bwrap, processes_with
+from tests.sandbox._sandboxes import http_server, needs_bwrap, processes_with
 
 pytestmark = needs_bwrap
 
