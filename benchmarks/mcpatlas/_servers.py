@@ -4,9 +4,12 @@ The 89-task subset (v1 `mcp_completion_script.py`, on unless `--no-filter`): a t
 server its reference TRAJECTORY calls is one of the 20 defaults, after two renames.
 
 The servers that can run offline are launched as upstream's image does (`mcp_server_template.json`):
-the same pinned package from PyPI or npm, the same arguments and environment, with the image's `/data`
-folder replaced by a per-sample copy of the seeded files (`services/agent-environment/data` of the
-upstream repository). Every other server has a `blocker`: why it cannot run on an offline machine.
+the same pinned package from PyPI or npm, the same arguments and environment, and the image's `/data`
+folder at `/data`, here a per-sample copy of the seeded files (`services/agent-environment/data` of the
+upstream repository). Upstream runs them inside its agent-environment container; here each runs in the
+bubblewrap sandbox (`sandbox_spec`) as the sample's unprivileged user, with that copy as its only
+writable host path, nothing else of the host in view but the package and its interpreter, and no
+network. Every other server has a `blocker`: why it cannot run on an offline machine.
 """
 
 from __future__ import annotations
@@ -23,9 +26,12 @@ from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
 from forge_eval.benchmarks.mcpatlas._data import AtlasTask, server_of
 from forge_eval.harnesses._npm import NpmPackage, ensure_installed, npm_prefix
+from forge_eval.sandbox import SandboxSpec, SandboxUser
 
-#: The seeded data folder of upstream's image, replaced by the sample's copy in arguments/environment.
+#: The seeded data folder of upstream's image in arguments/environment, `/data` in the sandbox.
 DATA = "{data}"
+#: Where upstream's image (and the sandbox) holds the seeded data.
+IMAGE_DATA = Path("/data")
 _REPO = Path(__file__).resolve().parents[2]
 _INSTALL = "python -m forge_eval.benchmarks.mcpatlas install"
 #: The pinned servers import mcp 1.x APIs (mcp 2 renamed FastMCP and dropped `Server.list_tools`); upstream's
@@ -82,10 +88,36 @@ class AtlasServer:
         return None
 
     def launch(self, data: Path) -> tuple[str, list[str], dict[str, str]]:
-        """Command, arguments and environment for a sample whose seeded data copy is `data`."""
+        """Command, arguments and environment for a server that sees the seeded data at `data`."""
         args = [a.replace(DATA, str(data)) for a in self.args]
         env = {k: v.replace(DATA, str(data)) for k, v in self.env.items()}
         return str(self.executable()), args, env
+
+    def ro_binds(self) -> list[Path]:
+        """What the server reads besides the data: its package folder, and the PyPI servers' venv with its
+        interpreter, first on PATH as upstream's image has its uv venv (mcp-server-code-runner runs
+        `python -u`). Node is Debian's, under /usr."""
+        venv = python_servers_venv()
+        binds = [npm_prefix()] if self.registry == "npm" else []
+        if (venv / "bin" / "python").exists():
+            binds += [venv, Path(os.path.realpath(venv / "bin" / "python")).parents[1]]
+        return binds
+
+    def sandbox_spec(self, data: Path, user: SandboxUser | None) -> SandboxSpec:
+        """The server in the sandbox, as upstream's image runs it: the sample's data copy `data` at
+        /data (its only writable host path, also its cwd), run as `user` (one per sample: every server
+        of the sample writes the same copy)."""
+        command, args, env = self.launch(IMAGE_DATA)
+        path = f"{python_servers_venv() / 'bin'}:/usr/local/bin:/usr/bin:/bin"
+        return SandboxSpec(
+            argv=[command, *args],
+            workdir=data,
+            workdir_at=IMAGE_DATA,
+            env={"PATH": path, **env},
+            ro_binds=self.ro_binds(),
+            hostname="mcp-atlas",
+            user=user,
+        )
 
 
 def python_servers_venv() -> Path:

@@ -1,15 +1,18 @@
 """The MCP-Atlas Inspect task: runnable tasks, their real MCP servers over stdio, the loop, claim scoring.
 
 Each sample gets a fresh copy of the seeded data (servers such as memory write to it) and its own
-server processes, started through Inspect's MCP client. Tool names follow upstream (`<server>_<tool>`);
-only the task's ENABLED_TOOLS are offered. Enabled distractor tools whose servers cannot run here are
-left out (recorded in the sample metadata as `left_out_tools`), a difference from the official setup.
+server processes, started through Inspect's MCP client, each in the bubblewrap sandbox as the sample's
+unprivileged user with that copy at /data as its only writable path (`AtlasServer.sandbox_spec`).
+Tool names follow upstream (`<server>_<tool>`); only the task's ENABLED_TOOLS are offered. Enabled
+distractor tools whose servers cannot run here are left out (recorded in the sample metadata as
+`left_out_tools`), a difference from the official setup.
 """
 
 from __future__ import annotations
 
 import shutil
 import tempfile
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 from inspect_ai import Task, task
@@ -33,6 +36,7 @@ from forge_eval.benchmarks.mcpatlas._servers import (
     skip_reason,
 )
 from forge_eval.harnesses import HARNESSES
+from forge_eval.sandbox import sandbox_user, sandboxed_command
 
 DEFAULT_HARNESS = "atlas-loop"
 SUBSETS = ("paper", "all")
@@ -108,24 +112,27 @@ def atlas_agent(harness: str = DEFAULT_HARNESS) -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         enabled = set(state.metadata["enabled_tools"])
-        with tempfile.TemporaryDirectory(prefix="mcpatlas-data-") as scratch:
+        with tempfile.TemporaryDirectory(prefix="mcpatlas-data-") as scratch, sandbox_user() as user:
             data = Path(scratch) / "data"
             if state.metadata["seeded_data"]:
                 shutil.copytree(state.metadata["seeded_data"], data, symlinks=True)
             else:
                 data.mkdir()
             sources = {}
-            for name in state.metadata["servers"]:
-                command, args, env = SERVERS.get(name).launch(data)
-                server = mcp_server_stdio(name=name, command=command, args=args, env=env, cwd=data)
-                sources[name] = mcp_tools(server)
-            async with mcp_connection(list(sources.values())):
-                tools = [
-                    tool
-                    for name, source in sources.items()
-                    for tool in named_tools(name, await source.tools(), enabled)
-                ]
-                return await chosen.solver(tools=tools, system_prompt="")(state, generate)
+            async with AsyncExitStack() as sandboxes:  # closed after the servers have exited
+                for name in state.metadata["servers"]:
+                    spec = SERVERS.get(name).sandbox_spec(data, user)
+                    command = await sandboxes.enter_async_context(await sandboxed_command(spec))
+                    argv = command.argv
+                    server = mcp_server_stdio(name=name, command=argv[0], args=argv[1:], env=command.env)
+                    sources[name] = mcp_tools(server)
+                async with mcp_connection(list(sources.values())):
+                    tools = [
+                        tool
+                        for name, source in sources.items()
+                        for tool in named_tools(name, await source.tools(), enabled)
+                    ]
+                    return await chosen.solver(tools=tools, system_prompt="")(state, generate)
 
     return solve
 

@@ -14,6 +14,7 @@ the task's `cleanup=release_workspace` deletes it after scoring.
 
 import asyncio
 import json
+import os
 import re
 import secrets
 import shutil
@@ -277,21 +278,25 @@ def external_harness(
         started = time.monotonic()
         result = None
         root = Path(tempfile.mkdtemp(prefix=f"forge-{harness.name}-"))
+        # the proxy's records stay outside the workspace: the harness must not rewrite its own calls
+        records = Path(tempfile.mkdtemp(prefix=f"forge-{harness.name}-records-"))
         kept = False
         try:
             workspace = _prepare(Workspace(root), bridge)
             if stage is not None:
                 await asyncio.to_thread(stage, state, workspace.work)
             try:
-                result = await _rollout(harness, state, rollout_id, prompt, bridge, workspace, prefix)
+                result = await _rollout(
+                    harness, state, rollout_id, prompt, bridge, workspace, prefix, records
+                )
                 if keep_workspace:
                     answer = harness.final_answer(result.stdout)
-                    _write_conversation(workspace, rollout_id, answer)
+                    _write_conversation(workspace, records, rollout_id, answer)
                     state.store.set(KEPT_KEY, str(root))
                     kept = True
             finally:  # also when the sample's time limit cancels it
                 if settings.records_dir is not None:
-                    _keep_records(workspace.root / "records" / rollout_id, settings.records_dir)
+                    _keep_records(records / rollout_id, settings.records_dir)
                 info = {"harness": harness.name, "rollout_id": rollout_id, "lean": settings.lean}
                 info.update({"status": "timeout", "sandboxed": settings.sandbox, "exit_code": None})
                 if result is not None:
@@ -300,6 +305,7 @@ def external_harness(
                 info.update(wall_s=round(time.monotonic() - started, 2), tool_calls=bridge.calls)
                 transcript().info(info, source=harness.name)
         finally:
+            shutil.rmtree(records, ignore_errors=True)
             if not kept:
                 shutil.rmtree(root, ignore_errors=True)
         answer = harness.final_answer(result.stdout)
@@ -318,13 +324,15 @@ async def _rollout(
     bridge: ToolBridge,
     workspace: Workspace,
     prefix: Path,
+    records: Path,
 ) -> "SandboxResult":
     """One rollout: the sample's proxy and tool bridge served, the harness run in its sandbox, the
-    outcome reported. The proxy keeps its records in the workspace: a proxy resumes the unreleased
-    rollouts of its records dir, which in a shared one would be other samples' live rollouts."""
+    outcome reported. The proxy keeps its records in the sample's own `records` dir, out of the
+    sandbox's view: a proxy resumes the unreleased rollouts of its records dir, which in a shared one
+    would be other samples' live rollouts."""
     settings = current_settings()
     config = ProxyConfig(
-        records_dir=workspace.root / "records",
+        records_dir=records,
         secret=secrets.token_urlsafe(24),
         served_model=str(get_model()),
     )
@@ -359,13 +367,20 @@ def _keep_records(rollout_records: Path, records_dir: Path) -> None:
         shutil.move(rollout_records, records_dir / rollout_records.name)
 
 
-def _write_conversation(workspace: Workspace, rollout_id: str, answer: str) -> None:
+def _write_conversation(workspace: Workspace, records: Path, rollout_id: str, answer: str) -> None:
     """The run's chat messages (its last model call's, in canonical chat form, plus the final answer)
     next to the kept workspace, read before the records move to the run's records dir."""
-    calls = read_calls(workspace.root / "records", rollout_id)
+    calls = read_calls(records, rollout_id)
     messages = list(calls[-1].served_request.get("messages", [])) if calls else []
     messages.append({"role": "assistant", "content": answer})
-    (workspace.root / CONVERSATION_FILE).write_text(json.dumps(messages), encoding="utf-8")
+    # the harness owned this folder: whatever it left under the name (a symlink to a host file) goes first
+    target = workspace.root / CONVERSATION_FILE
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    target.unlink(missing_ok=True)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(messages, f)
 
 
 def _prepare(workspace: Workspace, bridge: ToolBridge) -> Workspace:

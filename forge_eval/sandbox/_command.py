@@ -169,7 +169,7 @@ def _bwrap_argv(spec: SandboxSpec, bwrap: str, state: Path, user: SandboxUser | 
     if user is not None:
         argv += [arg for cap in _KEPT_CAPS for arg in ("--cap-add", cap)]
     argv += ["--hostname", spec.hostname, *_system_binds(user, state)]
-    argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    argv += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]
     made: set[Path] = set()
     for source, dest, mode in binds:
         # bubblewrap makes missing parents 0700 (root's), which the sandbox user could not pass through

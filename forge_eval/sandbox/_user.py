@@ -138,11 +138,12 @@ def sandbox_user() -> Iterator[SandboxUser | None]:
 
 
 def give(path: Path, user: SandboxUser | None) -> None:
-    """Make the tree at `path` the sandbox user's (symlinks themselves, never their targets), so that it
-    can write its work directory; root on the host reads it regardless."""
-    if user is None:
+    """Make the tree at `path` the sandbox user's, so that it can write its work directory; root on the
+    host reads it regardless. Walks by directory fd and never follows a symlink (a sandbox sharing the
+    tree may be running). A tree already given (its root is the user's) is left alone."""
+    if user is None or path.lstat().st_uid == user.uid:
         return
-    os.lchown(path, user.uid, user.gid)
-    for parent, dirs, files in os.walk(path):
+    for _, dirs, files, fd in os.fwalk(path, follow_symlinks=False):
         for name in (*dirs, *files):
-            os.lchown(os.path.join(parent, name), user.uid, user.gid)
+            os.chown(name, user.uid, user.gid, dir_fd=fd, follow_symlinks=False)
+    os.chown(path, user.uid, user.gid, follow_symlinks=False)  # last: the mark of a finished walk
