@@ -1,11 +1,13 @@
 """Reading a request body: content type, size limit, compression (Codex may send zstd), strict JSON.
 
-Strict means what a record can hold: no NaN/Infinity (pydantic would write them as null), no lone UTF-16
-surrogates (UTF-8 cannot encode them, so neither the record nor the upstream's tokenizer could take the
-request; refused with the place they occur), no nesting deeper than the parser's recursion limit.
+Strict means what a record can hold: no NaN/Infinity and no number too large for a double such as `1e400`
+(pydantic would write them as null), no lone UTF-16 surrogates (UTF-8 cannot encode them, so neither the
+record nor the upstream's tokenizer could take the request; refused with the place they occur), no nesting
+deeper than the parser's recursion limit.
 """
 
 import json
+import math
 import re
 import zlib
 from typing import Any
@@ -62,7 +64,16 @@ def _lone_surrogate(body: Any) -> str | None:
     return None
 
 
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # one decoder, not one per request
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BadRequest(
+            f"request body contains the number {text}, too large for a double; send a smaller one"
+        )
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)  # one, not one per request
 
 
 def loads_json(raw: bytes) -> Any:

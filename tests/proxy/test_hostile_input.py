@@ -124,6 +124,126 @@ def test_nan_and_infinity_are_refused_not_recorded_as_null(served):
         assert constant.decode() in body["error"]["message"]
 
 
+def test_numbers_too_large_for_a_double_are_refused_not_recorded_as_null(served):
+    for number in (b"1e400", b"-1e999", b"12345678901e300"):
+        raw = b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "top_p": ' + number + b"}"
+        body = _api_shaped(served["data"].post(PATHS["chat"], content=raw), 400)
+        assert number.decode() in body["error"]["message"]
+    control = served["control"]
+    raw = b'{"reward": 1, "verifier_output": {"score": 1e400}}'
+    body = _api_shaped(control.post("/rollouts/h/reward", content=raw), 400)
+    assert "1e400" in body["error"]["message"]
+    tiny = b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 1e-400}'
+    assert served["data"].post(PATHS["chat"], content=tiny).status_code == 200  # underflow is just 0.0
+
+
+# one body per API that uses every kind of item the adapters read (roles, part and block types, tools)
+RICH = {
+    "chat": {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+        "tool_choice": {"type": "function", "function": {"name": "f"}},
+        "stream_options": {"include_usage": True},
+        "stop": ["x"],
+    },
+    "responses": {
+        "model": "m",
+        "instructions": "be brief",
+        "input": [
+            {"type": "message", "role": "developer", "content": "d"},
+            {
+                "role": "user",
+                "content": [{"type": "input_text", "text": "hi"}, {"type": "input_image", "image_url": "u"}],
+            },
+            {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            {
+                "type": "function_call_output",
+                "call_id": "c1",
+                "output": [{"type": "input_text", "text": "ok"}],
+            },
+            {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": "p"},
+            {"type": "custom_tool_call_output", "call_id": "c2", "output": "done"},
+            {"type": "reasoning", "summary": []},
+        ],
+        "tools": [
+            {"type": "function", "name": "f", "parameters": {"type": "object"}},
+            {"type": "custom", "name": "apply_patch", "format": {"type": "grammar", "definition": "g"}},
+        ],
+        "tool_choice": {"type": "custom", "name": "apply_patch"},
+        "text": {"format": {"type": "json_schema", "name": "s", "schema": {"type": "object"}}},
+    },
+    "anthropic_messages": {
+        "model": "m",
+        "max_tokens": 8,
+        "system": [{"type": "text", "text": "s"}],
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "hi"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AA"}},
+                    {"type": "document", "content": [{"type": "text", "text": "doc"}]},
+                ],
+            },
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]},
+        ],
+        "tools": [{"name": "f", "input_schema": {"type": "object"}}],
+        "tool_choice": {"type": "tool", "name": "f"},
+        "stop_sequences": ["x"],
+    },
+    "completions": {"model": "m", "prompt": ["hi"], "stop": "x", "stream_options": {"include_usage": True}},
+}
+
+
+def _string_leaves(value: Any, path: tuple = ()) -> Iterator[tuple]:
+    if isinstance(value, str):
+        yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _string_leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _string_leaves(item, (*path, i))
+
+
+def _replaced(body: Any, path: tuple, new: Any) -> Any:
+    copy = json.loads(json.dumps(body))
+    holder = copy
+    for step in path[:-1]:
+        holder = holder[step]
+    holder[path[-1]] = new
+    return copy
+
+
+@pytest.mark.parametrize("api", list(PATHS))
+def test_a_list_or_object_in_place_of_any_name_is_a_4xx_not_a_500(served, api):
+    """Every string of a body that uses all the item kinds (roles, part and block `type`s, tool names)
+    replaced by a list, an object and a number: the answer is a 200 or an API-shaped 4xx."""
+    data = served["data"]
+    assert data.post(PATHS[api], json=RICH[api]).status_code == 200
+    leaves = list(_string_leaves(RICH[api]))
+    assert leaves
+    for path in leaves:
+        for new in (["user"], {"type": "text"}, 7):
+            answer = data.post(PATHS[api], content=json.dumps(_replaced(RICH[api], path, new)))
+            if answer.status_code != 200:
+                _api_shaped(answer, (400, 404))
+    _still_serving(served)
+
+
 @pytest.mark.parametrize("api", list(PATHS))
 def test_a_lone_surrogate_is_a_400_naming_where_it_is(served, api):
     escaped = json.dumps(VALID[api]).replace('"hi"', '"hi \\ud83d"').encode()

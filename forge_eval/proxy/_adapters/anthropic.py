@@ -42,8 +42,10 @@ def _text(content: Any, where: str) -> str:
     raise BadRequest(f"{where} must be a string or a list of blocks")
 
 
-def _image(block: dict[str, Any]) -> dict[str, Any]:
+def _image(block: dict[str, Any], where: str) -> dict[str, Any]:
     source = block.get("source") or {}
+    if not isinstance(source, dict):
+        raise BadRequest(f"{where}.source must be an object, got {type(source).__name__}")
     if source.get("type") == "base64":
         url = f"data:{source.get('media_type', 'image/png')};base64,{source.get('data', '')}"
     else:
@@ -67,7 +69,7 @@ def _user(content: Any, where: str) -> list[dict[str, Any]]:
         elif kind == "text":
             parts.append({"type": "text", "text": str(block.get("text", ""))})
         elif kind == "image":
-            parts.append(_image(block))
+            parts.append(_image(block, f"{where}.content[{j}]"))
         elif kind in ("document", "search_result"):
             parts.append({"type": "text", "text": _text(block.get("content", block.get("text", "")), where)})
         else:
@@ -112,7 +114,7 @@ def _tool_choice(choice: Any) -> Any:
     kind = choice.get("type")
     if kind == "tool":
         return {"type": "function", "function": {"name": choice.get("name")}}
-    return {"auto": "auto", "any": "required", "none": "none"}.get(kind)
+    return {"auto": "auto", "any": "required", "none": "none"}.get(kind) if isinstance(kind, str) else None
 
 
 def _tool_input(arguments: str) -> dict[str, Any]:

@@ -26,7 +26,7 @@ _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 
 
 def _message(raw: Any, i: int) -> dict[str, Any]:
-    if not isinstance(raw, dict) or raw.get("role") not in _ROLES:
+    if not isinstance(raw, dict) or not isinstance(raw.get("role"), str) or raw["role"] not in _ROLES:
         raise BadRequest(f"messages[{i}] must be an object with a role in {sorted(_ROLES)}")
     message = dict(raw)
     if message["role"] == "developer":  # chat templates know "system"; the meaning is the same

@@ -33,7 +33,7 @@ def _content(content: Any, where: str) -> str | list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for part in content:
         kind = part.get("type") if isinstance(part, dict) else None
-        if kind in _TEXT_PARTS:
+        if isinstance(kind, str) and kind in _TEXT_PARTS:
             parts.append({"type": "text", "text": str(part.get("text", part.get("refusal", "")))})
         elif kind == "input_image":
             url = part.get("image_url") or part.get("file_id") or ""
@@ -121,6 +121,8 @@ def _tools(raw: list[Any]) -> tuple[list[dict[str, Any]], frozenset[str]]:
             function = {k: tool[k] for k in ("name", "description", "parameters", "strict") if k in tool}
             tools.append({"type": "function", "function": function})
         elif kind == "custom":
+            if not isinstance(tool.get("name"), str):
+                raise BadRequest(f"tools[{i}] (custom) needs a name (a string), got {tool.get('name')!r}")
             custom.add(tool["name"])
             described = tool.get("description", "")
             grammar = (
