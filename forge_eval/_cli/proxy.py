@@ -79,6 +79,14 @@ def proxy() -> None:
 )
 @click.option("--max-body-mb", default=32.0, show_default=True, type=click.FloatRange(min=0.001))
 @click.option(
+    "--body-timeout",
+    "body_timeout_s",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds a request body may take to arrive (a stalled client gets 408 and is disconnected).",
+)
+@click.option(
     "--keepalive",
     "keepalive_s",
     default=5.0,
@@ -110,6 +118,7 @@ def serve(
     served_model: str | None,
     aliases: tuple[str, ...],
     max_body_mb: float,
+    body_timeout_s: float,
     keepalive_s: float,
     retries: int,
     upstream_timeout: float,
@@ -170,6 +179,7 @@ def serve(
         served_model=served_model,
         model_aliases=list(aliases) or None,
         max_body_bytes=int(max_body_mb * 1024 * 1024),
+        body_timeout_s=body_timeout_s,
         keepalive_s=keepalive_s,
         upstream_retries=retries,
         upstream_timeout_s=upstream_timeout,

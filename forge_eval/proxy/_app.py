@@ -40,11 +40,15 @@ API_PATHS = {
 PREFIXES = ("/v1", "/r/{rollout}/{attempt}/v1")
 
 
-def error_response(path: str, status: int, message: str, code: str | None = None) -> JSONResponse:
+def error_response(
+    path: str, status: int, message: str, code: str | None = None, headers: list | None = None
+) -> JSONResponse:
     """An error in the format of the API `path` belongs to (Anthropic's for `/messages`, else OpenAI's)."""
     anthropic = path.endswith(("/messages", "/messages/count_tokens"))
     body = ADAPTERS.get("anthropic_messages").error_body(status, message, code) if anthropic else None
-    return JSONResponse(body or openai_error(status, message, code), status_code=status)
+    response = JSONResponse(body or openai_error(status, message, code), status_code=status)
+    response.raw_headers.extend(headers or [])
+    return response
 
 
 class _Auxiliary:
@@ -85,11 +89,12 @@ class _Auxiliary:
     async def count_tokens(self, request: Request) -> Response:
         try:
             state = resolve_rollout(self.proxy, request)
-            body, _ = await read_json(request, self.proxy.config.max_body_bytes)
+            config = self.proxy.config
+            body, _ = await read_json(request, config.max_body_bytes, config.body_timeout_s)
             body.setdefault("max_tokens", 1)
             canonical = self.anthropic.parse(body, state.conversations)
         except BadRequest as e:
-            return error_response(request.url.path, e.status, e.message, e.code)
+            return error_response(request.url.path, e.status, e.message, e.code, e.headers)
         return JSONResponse({"input_tokens": await self.proxy.upstream.count_tokens(canonical)})
 
 
@@ -108,10 +113,11 @@ def _routes(proxy: ProxyState) -> list[BaseRoute]:
 
 
 def _healthz(proxy: ProxyState) -> Route:
-    """200 while the record writer works; 503 with the reason once it cannot write (disk full, stopped)."""
+    """200 while the record writer works; 503 with the reason while it cannot write (disk full, stopped).
+    Each call retries the failed write's growth, so space freed shows here before the next call."""
 
     async def healthz(request: Request) -> Response:
-        problem = proxy.writer.problem()
+        problem = proxy.writer.recheck()
         body = {
             "status": "ok" if problem is None else "unhealthy",
             "paused": proxy.paused,

@@ -1,11 +1,15 @@
-"""Reading a request body: content type, size limit, compression (Codex may send zstd), strict JSON.
+"""Reading a request body: content type, size limit, time limit, compression (Codex may send zstd),
+strict JSON.
 
-Strict means what a record can hold: no NaN/Infinity and no number too large for a double such as `1e400`
-(pydantic would write them as null), no lone UTF-16 surrogates (UTF-8 cannot encode them, so neither the
-record nor the upstream's tokenizer could take the request; refused with the place they occur), no nesting
-deeper than the parser's recursion limit.
+A body must arrive whole within the read timeout: a client that sends half a body and stalls would
+otherwise hold its connection (and file descriptor) for ever. Strict means what a record can hold: no
+NaN/Infinity and no number too large for a double such as `1e400` (pydantic would write them as null),
+no lone UTF-16 surrogates (UTF-8 cannot encode them, so neither the record nor the upstream's tokenizer
+could take the request; refused with the place they occur), no nesting deeper than the parser's
+recursion limit.
 """
 
+import asyncio
 import json
 import math
 import re
@@ -94,24 +98,37 @@ def loads_json(raw: bytes) -> Any:
     return value
 
 
-async def read_json(request: Request, limit: int) -> tuple[dict[str, Any], bytes]:
-    """The JSON object of a request, and its raw (decompressed) bytes."""
-    content_type = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
-    if content_type != "application/json":
-        raise BadRequest(f"Content-Type must be application/json, got {content_type!r}", 415)
+async def read_body(request: Request, limit: int, timeout_s: float) -> bytes:
+    """The raw body, at most `limit` bytes (413) and arrived whole within `timeout_s` (408)."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise BadRequest(f"request body is larger than the limit of {limit} bytes", 413, "request_too_large")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BadRequest(
-                f"request body is larger than the limit of {limit} bytes", 413, "request_too_large"
-            )
-        chunks.append(chunk)
-    raw = b"".join(chunks)
+    try:
+        async with asyncio.timeout(timeout_s):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise BadRequest(
+                        f"request body is larger than the limit of {limit} bytes", 413, "request_too_large"
+                    )
+                chunks.append(chunk)
+    except TimeoutError:
+        raise BadRequest(
+            f"the request body did not arrive within {timeout_s:g} s ({size} bytes came); send it whole",
+            408,
+            "request_timeout",
+        ) from None
+    return b"".join(chunks)
+
+
+async def read_json(request: Request, limit: int, timeout_s: float) -> tuple[dict[str, Any], bytes]:
+    """The JSON object of a request, and its raw (decompressed) bytes."""
+    content_type = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise BadRequest(f"Content-Type must be application/json, got {content_type!r}", 415)
+    raw = await read_body(request, limit, timeout_s)
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity"):
         raw = _decompress(raw, encoding, limit)

@@ -110,12 +110,12 @@ class ApiEndpoint:
                 return
             if state.expired(t_received):
                 raise BadRequest(f"rollout {state.record.rollout_id!r} is past its deadline", 403, "deadline")
-            body, raw = await read_json(request, proxy.config.max_body_bytes)
+            body, raw = await read_json(request, proxy.config.max_body_bytes, proxy.config.body_timeout_s)
             canonical = self.adapter.parse(body, state.conversations)
             if not proxy.config.model_allowed(canonical.model):
                 raise BadRequest(f"the model {canonical.model!r} does not exist", 404, "model_not_found")
         except BadRequest as e:
-            await send_json(send, e.status, self.adapter.error_body(e.status, e.message, e.code))
+            await send_json(send, e.status, self.adapter.error_body(e.status, e.message, e.code), e.headers)
             return
         call = _Call(proxy, self.adapter, state, request, body, raw, canonical, t_received)
         proxy.call_started()

@@ -31,6 +31,11 @@ class BadRequest(Exception):
         self.status = status
         self.code = code
 
+    @property
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """A body left unread (too slow, too large) ends the connection: what follows is not a request."""
+        return [(b"connection", b"close")] if self.status in (408, 413) else []
+
 
 @dataclass
 class ToolCall:

@@ -20,6 +20,8 @@ class ProxyConfig:
         model_aliases: Glob patterns of model names harnesses may ask for; None accepts any name
             (harnesses use several aliases, e.g. Claude Code's small model), all served by the policy.
         max_body_bytes: Largest request body accepted (after decompression).
+        body_timeout_s: A request body must arrive whole within this long (else 408 and the connection
+            is closed), so that a client stalled mid-body does not hold a connection for ever.
         keepalive_s: A stream whose upstream has not answered after this long gets its 200 headers and
             a keep-alive event every `keepalive_s` until it does.
         pause_retry_after_s: `Retry-After` of the 429 answered while paused.
@@ -34,6 +36,7 @@ class ProxyConfig:
     served_model: str | None = None
     model_aliases: list[str] | None = None
     max_body_bytes: int = 32 * 1024 * 1024
+    body_timeout_s: float = 60.0
     keepalive_s: float = 5.0
     pause_retry_after_s: int = 5
     upstream_retries: int = 4

@@ -1,7 +1,9 @@
 """The control plane (admin key): create rollouts, post rewards and statuses, list calls, pause/resume.
 
 Served on its own listener (`create_control_app`), never next to the harness-facing routes. Every field is
-type-checked before use, so a malformed one is a 400 naming it, not a 500.
+type-checked before use, so a malformed one is a 400 naming it, not a 500. A change the proxy cannot save
+(full disk) is a 503 saying so: a rollout's key is handed out only once its record is on disk, so that a
+restarted proxy knows every key it ever gave.
 """
 
 import asyncio
@@ -9,6 +11,7 @@ import contextlib
 import hmac
 import math
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import ValidationError
@@ -18,11 +21,11 @@ from starlette.routing import Route
 
 from forge_eval.proxy._adapters import ConversationStore
 from forge_eval.proxy._adapters._openai_errors import openai_error
-from forge_eval.proxy._body import loads_json
+from forge_eval.proxy._body import loads_json, read_body
 from forge_eval.proxy._call import presented_key
 from forge_eval.proxy._canonical import BadRequest
 from forge_eval.proxy._keys import ROLLOUT_ID, parse_attempt, sign_key, valid_rollout_id
-from forge_eval.proxy._records import read_calls
+from forge_eval.proxy._records import RecordWriteError, read_calls, stored_attempt
 from forge_eval.proxy._rollouts import RolloutState
 from forge_eval.proxy._state import ProxyState
 from forge_eval.proxy.records import RolloutRecord
@@ -66,15 +69,10 @@ _TOKEN_FIELDS = (
 )
 
 
-def _error(status: int, message: str, code: str | None = None) -> JSONResponse:
-    return JSONResponse(openai_error(status, message, code), status_code=status)
-
-
-async def _json(request: Request) -> dict[str, Any]:
-    body = loads_json(await request.body())
-    if not isinstance(body, dict):
-        raise BadRequest(f"request body must be a JSON object, got {type(body).__name__}")
-    return body
+def _error(status: int, message: str, code: str | None = None, headers: list | None = None) -> JSONResponse:
+    response = JSONResponse(openai_error(status, message, code), status_code=status)
+    response.raw_headers.extend(headers or [])
+    return response
 
 
 def _number(body: dict[str, Any], name: str, default: float | None = None) -> float | None:
@@ -98,6 +96,7 @@ class Control:
 
     def __init__(self, proxy: ProxyState) -> None:
         self.proxy = proxy
+        self._creating: dict[tuple[str, int], tuple[asyncio.Lock, int]] = {}
 
     def routes(self) -> list[Route]:
         guarded = self._guard
@@ -123,9 +122,37 @@ class Control:
             try:
                 return await handler(request)
             except BadRequest as e:
-                return _error(e.status, e.message, e.code)
+                return _error(e.status, e.message, e.code, e.headers)
+            except RecordWriteError as e:
+                message = f"the proxy could not save this change, so it is not made: {e}"
+                return _error(503, message, "record_write_failed")
 
         return endpoint
+
+    async def _json(self, request: Request, optional: bool = False) -> dict[str, Any]:
+        config = self.proxy.config
+        raw = await read_body(request, config.max_body_bytes, config.body_timeout_s)
+        if optional and not raw.strip():
+            return {}
+        body = loads_json(raw)
+        if not isinstance(body, dict):
+            raise BadRequest(f"request body must be a JSON object, got {type(body).__name__}")
+        return body
+
+    @contextlib.asynccontextmanager
+    async def _one_create(self, key: tuple[str, int]) -> AsyncIterator[None]:
+        """Creates of one (rollout, attempt) one at a time: a second waits until the first is on disk."""
+        lock, users = self._creating.get(key, (asyncio.Lock(), 0))
+        self._creating[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._creating[key]
+            if users == 1:
+                del self._creating[key]
+            else:
+                self._creating[key] = (lock, users - 1)
 
     def _state(self, request: Request, body: dict[str, Any] | None = None) -> RolloutState:
         rollout_id = request.path_params["rollout_id"]
@@ -153,7 +180,10 @@ class Control:
         }
 
     async def create(self, request: Request) -> Response:
-        body = await _json(request)
+        """Idempotent on (rollout_id, attempt): while it is live, after a release and after a restart the
+        same rollout comes back (its record and calls as stored; `seq` goes on), never a second one with
+        the same key. `DELETE ?purge=1` first to start an attempt afresh."""
+        body = await self._json(request)
         unknown = sorted(set(body) - set(_CREATE_FIELDS))
         if unknown:
             raise BadRequest(f"unknown field(s) {unknown}; accepted: {list(_CREATE_FIELDS)}")
@@ -166,10 +196,19 @@ class Control:
             record = RolloutRecord(**body, t_start=time.time())
         except ValidationError as e:
             raise BadRequest(f"invalid rollout: {e.errors()[0]['loc']}: {e.errors()[0]['msg']}") from None
-        state, created = self.proxy.rollouts.add(record)
-        if created:
-            await self.proxy.writer.write_rollout(state.record)
-        return JSONResponse(self._describe(state), status_code=201 if created else 200)
+        key = (record.rollout_id, record.attempt)
+        async with self._one_create(key):
+            state = self.proxy.rollouts.get(*key)
+            if state is None:
+                stored = await asyncio.to_thread(stored_attempt, self.proxy.config.records_dir, *key)
+                if stored is not None:  # released (or a previous proxy's): reopened where it stopped
+                    await self.proxy.writer.reopen(*key)
+                    state = self.proxy.rollouts.restore(*stored)
+                else:
+                    await self.proxy.writer.write_rollout(record)  # on disk before its key is handed out
+                    state, _ = self.proxy.rollouts.add(record)
+                    return JSONResponse(self._describe(state), status_code=201)
+        return JSONResponse(self._describe(state))
 
     async def list_rollouts(self, request: Request) -> Response:
         states = [self._describe(s) for s in self.proxy.rollouts.all()]
@@ -179,7 +218,7 @@ class Control:
         return JSONResponse(self._describe(self._state(request)))
 
     async def reward(self, request: Request) -> Response:
-        body = await _json(request)
+        body = await self._json(request)
         state = self._state(request, body)
         reward = _number(body, "reward")
         if reward is None:
@@ -193,7 +232,7 @@ class Control:
         return JSONResponse(self._describe(state))
 
     async def status(self, request: Request) -> Response:
-        body = await _json(request)
+        body = await self._json(request)
         state = self._state(request, body)
         status = body.get("status")
         if not isinstance(status, str) or status not in STATUSES:
@@ -236,7 +275,7 @@ class Control:
 
     async def pause(self, request: Request) -> Response:
         """New calls get 429 + Retry-After; answers once in-flight calls drained (or the timeout passed)."""
-        body = await _json(request) if await request.body() else {}
+        body = await self._json(request, optional=True)
         timeout = _number(body, "drain_timeout_s", 60.0)
         self.proxy.paused = True
         if self.proxy.in_flight:
@@ -250,7 +289,7 @@ class Control:
 
     async def weights(self, request: Request) -> Response:
         """Record the new policy version (and the endpoints that serve it, when they moved)."""
-        body = await _json(request)
+        body = await self._json(request)
         version = _integer(body, "version")
         if version is None:
             raise BadRequest("version is required (an integer)")

@@ -3,16 +3,19 @@
 Layout under the records directory: `<rollout_id>/<attempt>/calls.jsonl` (one `CallRecord` per line,
 appended with O_APPEND so a line is in the kernel the moment `write` returns and survives a `kill -9`),
 `<rollout_id>/<attempt>/rollout.json` (the latest `RolloutRecord`, replaced atomically) and an empty
-`released` file once the trainer dropped the rollout (a restarted proxy does not bring it back).
+`released` file once the trainer dropped the rollout (a restarted proxy does not bring it back; creating
+it again does, and removes the file).
 Directories are 0700 and files 0600: records hold prompts, and rewards must not be editable by others.
 
 A call is acknowledged only once its whole line is written: `os.write` may write less than asked (a full
 disk, a file-size limit), so the writer loops, and on failure cuts the file back to where the line began,
 so one failed call never tears the lines after it. Any error fails only the call whose record it was; the
-thread keeps running and `problem()` says what went wrong until a write succeeds again.
+thread keeps running and `problem()` says what went wrong until a write succeeds again or `recheck()`
+finds that the failed write would now fit (space was freed).
 """
 
 import asyncio
+import contextlib
 import errno
 import logging
 import os
@@ -30,6 +33,7 @@ from forge_eval.proxy.records import CallRecord, RolloutRecord
 CALLS_FILE = "calls.jsonl"
 ROLLOUT_FILE = "rollout.json"
 RELEASED_FILE = "released"
+PROBE_FILE = ".write-probe"
 _DIR_MODE, _FILE_MODE = 0o700, 0o600
 _MAX_OPEN = 512
 
@@ -87,6 +91,7 @@ class RecordWriter:
         self._queue: queue.SimpleQueue[tuple | None] = queue.SimpleQueue()
         self._fds: dict[Path, int] = {}
         self._io_error: str | None = None
+        self._failed: tuple[int, int] = (0, 0)  # (offset, size) of the last failed write
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="forge-proxy-records", daemon=True)
         self._thread.start()
@@ -98,6 +103,25 @@ class RecordWriter:
         if not self._thread.is_alive():
             return "the record writer thread stopped"
         return self._io_error
+
+    def recheck(self) -> str | None:
+        """`problem()`, after trying again the growth that failed (space freed, a limit raised): a
+        sparse probe file in the records directory is given the failed write's size at its offset."""
+        if self._io_error is None or self._closed:
+            return self.problem()
+        offset, size = self._failed
+        path = self.root / PROBE_FILE
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _FILE_MODE)
+            try:
+                os.posix_fallocate(fd, offset, max(size, 1))
+            finally:
+                os.close(fd)
+                os.unlink(path)
+        except OSError:
+            return self.problem()
+        self._io_error = None
+        return self.problem()
 
     async def write_call(self, record: CallRecord) -> None:
         """Append one call record; resolves when the whole line is in the kernel (safe from a kill)."""
@@ -115,6 +139,11 @@ class RecordWriter:
         await self.write_rollout(record)
         directory = attempt_dir(self.root, record.rollout_id, record.attempt)
         await self._submit(lambda: self._touch(directory / RELEASED_FILE))
+
+    async def reopen(self, rollout_id: str, attempt: int) -> None:
+        """Undo a release: the attempt is served again, and resumed after a restart."""
+        path = attempt_dir(self.root, rollout_id, attempt) / RELEASED_FILE
+        await self._submit(lambda: _unlink(path))
 
     async def purge(self, rollout_id: str, attempt: int) -> None:
         """Delete an attempt's records, after the writes queued before it (its files are closed first)."""
@@ -165,6 +194,7 @@ class RecordWriter:
         try:
             _write_all(fd, data)
         except OSError:
+            self._failed = (start, len(data))
             try:
                 os.ftruncate(fd, start)  # no torn line in front of the next record
             except OSError:
@@ -178,6 +208,9 @@ class RecordWriter:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, _FILE_MODE)
         try:
             _write_all(fd, data)
+        except OSError:
+            self._failed = (0, len(data))
+            raise
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -211,6 +244,11 @@ class RecordWriter:
                 logger.warning("%s ended in an unfinished record; cut %d bytes", path, dropped)
             self._fds[path] = fd
         return fd
+
+
+def _unlink(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _settle(done: "asyncio.Future[None]", error: BaseException | None) -> None:
@@ -271,6 +309,14 @@ def iter_attempts(root: Path) -> Iterator[tuple[str, int]]:
         attempts = [int(p.name) for p in rollout.iterdir() if p.name.isascii() and p.name.isdigit()]
         for attempt in sorted(attempts):
             yield rollout.name, attempt
+
+
+def stored_attempt(
+    root: Path, rollout_id: str, attempt: int
+) -> tuple[RolloutRecord, list[CallRecord]] | None:
+    """The record and calls of an attempt on disk (released or not), None when it was never created."""
+    record = read_rollout(root, rollout_id, attempt)
+    return None if record is None else (record, read_calls(root, rollout_id, attempt))
 
 
 def unreleased_attempts(root: Path) -> Iterator[tuple[RolloutRecord, list[CallRecord]]]:

@@ -10,6 +10,7 @@ before anyone can connect.
 import asyncio
 import contextlib
 import os
+import signal
 import socket
 import stat
 import threading
@@ -122,21 +123,39 @@ def serve_forever(
     control_listener: Listener | None = None,
     access_log: bool = False,
 ) -> None:
-    """Serve until interrupted (Ctrl-C or SIGTERM: in-flight calls finish, records are flushed).
+    """Serve until interrupted (Ctrl-C or SIGTERM: in-flight calls finish, records are flushed, a Unix
+    socket is removed), then end as the signal would have (uvicorn's convention; a second one forces).
 
     Both sockets are bound before this returns control to uvicorn, so a taken port raises OSError here.
     """
     data_socket = listener.bind()
     control_socket = control_listener.bind() if control is not None and control_listener else None
-    data = uvicorn.Server(_uvicorn_config(app, access_log))
+    data = _EmbeddedServer(_uvicorn_config(app, access_log))
     embedded = _EmbeddedServer(_uvicorn_config(control, access_log)) if control_socket else None
+    received: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        received.append(signum)
+        data.force_exit = data.should_exit
+        data.should_exit = True
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         asyncio.run(_serve_pair(data, data_socket, embedded, control_socket))
     finally:
-        for sock in (data_socket, control_socket):
-            if sock is not None and sock.family == socket.AF_UNIX:
-                with contextlib.suppress(OSError):
-                    os.unlink(sock.getsockname())
+        _unlink_sockets(listener, control_listener if control_socket else None)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if received:
+        signal.raise_signal(received[0])
+
+
+def _unlink_sockets(*listeners: Listener | None) -> None:
+    """Remove the Unix sockets we bound (by path: uvicorn has closed them, so they no longer know it)."""
+    for listener in listeners:
+        if listener is not None and listener.uds is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(listener.uds)
 
 
 class ServerThread:
@@ -161,9 +180,10 @@ class ServerThread:
         self._server = _EmbeddedServer(_uvicorn_config(app))
         self._control: uvicorn.Server | None = None
         self._control_socket: socket.socket | None = None
+        self._control_listener = Listener(port=control_port or 0, uds=control_uds)
         self.control_url: str | None = None
         if control is not None:
-            self._control_socket = Listener(port=control_port or 0, uds=control_uds).bind()
+            self._control_socket = self._control_listener.bind()
             self.control_url = url_of(self._control_socket)
             self._control = _EmbeddedServer(_uvicorn_config(control))
         self._thread = threading.Thread(target=self._run, name=f"serve-{self.port}", daemon=True)
@@ -186,6 +206,8 @@ class ServerThread:
     def stop(self) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=10)
+        if self._control_socket is not None:
+            _unlink_sockets(self._control_listener)
 
 
 @contextlib.contextmanager

@@ -1,5 +1,9 @@
 """Fixtures of the proxy tests: a scripted upstream server and proxies in background threads."""
 
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +24,26 @@ from forge_eval.proxy import (
 SECRET = "test-secret"
 ADMIN_KEY = "test-admin-key"
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
+
+
+def start_cli_proxy(
+    upstream_url: str, records: Path, port: int, control_port: int, *extra: str, **popen: Any
+) -> subprocess.Popen:
+    """`forge-eval proxy serve` in a subprocess (credentials in its environment, never in argv), once its
+    /healthz answers 200. `extra`: more command-line options."""
+    argv = [sys.executable, "-m", "forge_eval._cli.main", "proxy", "serve", "--upstream", upstream_url]
+    argv += ["--port", str(port), "--control-port", str(control_port), "--records", str(records), *extra]
+    env = {**os.environ, "FORGE_PROXY_SECRET": SECRET, "FORGE_PROXY_ADMIN_KEY": ADMIN_KEY}
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, **popen)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise AssertionError(f"proxy did not start: {process.stderr.read().decode()[-2000:]}")
 
 
 def pytest_configure(config: pytest.Config) -> None:

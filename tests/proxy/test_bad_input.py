@@ -2,12 +2,15 @@
 
 import gzip
 import json
+import socket
+import time
 
 import httpx
 import pytest
 import zstandard
 
 from forge_eval.proxy import read_calls
+from tests.proxy.conftest import ADMIN_KEY
 
 # API path -> (how its error body names the error type)
 APIS = {
@@ -121,3 +124,31 @@ def test_unknown_routes_and_methods(strict):
     missing = httpx.post(proxy.url + "/v2/chat", json={})
     assert missing.status_code == 404 and "no route" in missing.json()["error"]["message"]
     assert httpx.get(proxy.url + "/healthz").json()["status"] == "ok"
+
+
+def _stalled_request(url: str, path: str, key: str) -> tuple[bytes, float]:
+    """Headers promising 100 bytes, then 10 bytes and silence: (everything the server sent until it closed
+    the connection, seconds that took)."""
+    host, port = url.removeprefix("http://").split(":")
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    )
+    started = time.monotonic()
+    with socket.create_connection((host, int(port)), timeout=15) as sock:
+        sock.sendall(head.encode() + b'{"model": ')
+        received = b""
+        while chunk := sock.recv(65536):  # b"" once the server closes; socket.timeout if it never does
+            received += chunk
+    return received, time.monotonic() - started
+
+
+def test_a_body_that_stalls_half_sent_is_cut_off_and_its_connection_closed(make_proxy, scripted):
+    proxy = make_proxy(body_timeout_s=0.5)
+    key = proxy.rollout("stall")["api_key"]
+    for url, path in ((proxy.url, "/v1/chat/completions"), (proxy.control_url, "/rollouts")):
+        received, took = _stalled_request(url, path, key if url == proxy.url else ADMIN_KEY)
+        assert received.startswith(b"HTTP/1.1 408"), received[:200]
+        assert b"did not arrive within 0.5 s" in received and took < 10
+    chat = "/v1/chat/completions"
+    assert post(proxy, key, chat, json.dumps(VALID[chat]).encode()).is_success

@@ -200,3 +200,50 @@ def test_a_restarted_proxy_resumes_rollouts_keys_and_seq(upstream, scripted, tmp
     assert [c.seq for c in read_calls(records, "r")] == [0, 1, 2, 3]
     assert read_calls(records, "done") == []
     assert ADMIN["Authorization"] not in " ".join(argv)
+
+
+def test_a_released_rollout_created_again_goes_on_where_it_stopped_also_after_a_restart(make_proxy, scripted):
+    """Release, create again, restart: one rollout with one `seq` sequence and the reward it had, and its
+    key keeps working; only a purge starts the attempt afresh."""
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+
+    def call(proxy, key: str) -> None:
+        answer = httpx.post(proxy.url + "/v1/chat/completions", json=body, headers={"x-api-key": key})
+        assert answer.status_code == 200, answer.text
+
+    first = make_proxy()
+    key = first.rollout("again", group_uid="g")["api_key"]
+    call(first, key)
+    call(first, key)
+    first.admin("POST", "/rollouts/again/reward", json={"reward": 0.5}).raise_for_status()
+    first.admin("DELETE", "/rollouts/again").raise_for_status()
+    again = first.admin("POST", "/rollouts", json={"rollout_id": "again", "group_uid": "other"})
+    assert again.status_code == 200 and again.json()["api_key"] == key
+    assert again.json()["rollout"]["reward"] == 0.5 and again.json()["rollout"]["group_uid"] == "g"
+    call(first, key)
+    first.server.stop()
+    second = make_proxy(records_dir=first.records)  # a restart on the same records
+    call(second, key)
+    assert [c.seq for c in read_calls(first.records, "again")] == [0, 1, 2, 3]
+    assert read_rollout(first.records, "again").reward == 0.5
+    second.admin("DELETE", "/rollouts/again?purge=1").raise_for_status()
+    assert second.admin("POST", "/rollouts", json={"rollout_id": "again"}).status_code == 201
+    call(second, key)
+    assert [c.seq for c in read_calls(first.records, "again")] == [0]
+
+
+def test_sigterm_removes_the_control_socket(upstream, tmp_path):
+    sock, port = tmp_path / "control.sock", free_port()
+    argv = [sys.executable, "-m", "forge_eval._cli.main", "proxy", "serve", "--upstream", upstream[1].url]
+    argv += ["--port", str(port), "--control-socket", str(sock), "--records", str(tmp_path / "records")]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_healthy(f"http://127.0.0.1:{port}", process)
+        assert stat.S_ISSOCK(sock.stat().st_mode)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=20)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == -signal.SIGTERM  # ends as the signal would have, after cleaning up
+    assert not sock.exists()

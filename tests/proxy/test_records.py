@@ -2,8 +2,6 @@
 
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 
@@ -14,43 +12,13 @@ from click.testing import CliRunner
 
 from forge_eval._cli.proxy import proxy as proxy_cli
 from forge_eval.proxy import free_port, read_calls, read_rollout
-from tests.proxy.conftest import ADMIN, ADMIN_KEY, SECRET
-
-
-def _start_proxy(upstream_url: str, records, port: int, control_port: int, **popen) -> subprocess.Popen:
-    """`forge-eval proxy serve` in a subprocess (credentials in its environment, never in argv)."""
-    argv = [
-        sys.executable,
-        "-m",
-        "forge_eval._cli.main",
-        "proxy",
-        "serve",
-        "--upstream",
-        upstream_url,
-        "--port",
-        str(port),
-        "--control-port",
-        str(control_port),
-        "--records",
-        str(records),
-    ]
-    env = {**os.environ, "FORGE_PROXY_SECRET": SECRET, "FORGE_PROXY_ADMIN_KEY": ADMIN_KEY}
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, **popen)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return process
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError(f"proxy did not start: {process.stderr.read().decode()[-2000:]}")
+from tests.proxy.conftest import ADMIN, start_cli_proxy
 
 
 def test_kill_9_loses_no_delivered_call(upstream, scripted, tmp_path):
     port, control_port = free_port(), free_port()
     records = tmp_path / "records"
-    process = _start_proxy(upstream[1].url, records, port, control_port)
+    process = start_cli_proxy(upstream[1].url, records, port, control_port)
     url = f"http://127.0.0.1:{port}"
     try:
         control = f"http://127.0.0.1:{control_port}"

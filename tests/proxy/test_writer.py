@@ -32,7 +32,7 @@ from forge_eval.proxy import (
 )
 from forge_eval.proxy._rollouts import RECENT_REQUESTS
 from forge_eval.proxy.records import CallRecord
-from tests.proxy.conftest import ADMIN, ADMIN_KEY, SECRET
+from tests.proxy.conftest import ADMIN, ADMIN_KEY, SECRET, start_cli_proxy
 
 CHAT = "/v1/chat/completions"
 
@@ -153,6 +153,48 @@ def test_a_full_file_system_never_acknowledges_a_torn_record(upstream, scripted,
     assert [c.original_request["messages"][0]["content"].split()[1] for c in calls] == [
         str(i) for i, _ in answered
     ]
+
+
+def test_a_full_disk_refuses_creates_and_health_returns_once_space_is_freed(upstream, scripted, tmp_path):
+    """The real proxy, whose file-size limit the test lowers and raises while it runs (`prlimit`), as a
+    disk that fills up and is cleaned: a rollout created meanwhile is refused with a 503 every time
+    (never answered without its record on disk), /healthz is 503 until the limit is raised and 200 right
+    after, with no write in between; then the rollout is created and survives a kill -9 and a restart."""
+    records = tmp_path / "records"
+    port, control_port = free_port(), free_port()
+    url, control = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{control_port}"
+    process = start_cli_proxy(upstream[1].url, records, port, control_port)
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+
+    def call(key: str) -> httpx.Response:
+        return httpx.post(url + CHAT, json=body, headers={"x-api-key": key})
+
+    def create(rollout_id: str) -> httpx.Response:
+        return httpx.post(control + "/rollouts", json={"rollout_id": rollout_id}, headers=ADMIN)
+
+    try:
+        assert call(create("a").json()["api_key"]).status_code == 200
+        _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.prlimit(process.pid, resource.RLIMIT_FSIZE, (256, hard))  # the disk is full
+        for _ in range(2):  # a retried create is refused as well: no key without a record
+            refused = create("b")
+            assert refused.status_code == 503, refused.text
+            assert "could not save" in refused.json()["error"]["message"]
+        assert httpx.get(control + "/rollouts/b", headers=ADMIN).status_code == 404
+        health = httpx.get(url + "/healthz")
+        assert health.status_code == 503 and "File too large" in health.json()["reason"]
+        resource.prlimit(process.pid, resource.RLIMIT_FSIZE, (hard, hard))  # space freed
+        assert httpx.get(url + "/healthz").status_code == 200
+        key = create("b").json()["api_key"]
+        assert call(key).status_code == 200
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+        process = start_cli_proxy(upstream[1].url, records, port, control_port)
+        assert call(key).status_code == 200
+    finally:
+        process.kill()
+        process.wait()
+    assert [c.seq for c in read_calls(records, "b")] == [0, 1]
 
 
 def test_readers_skip_and_count_a_torn_last_line_and_the_writer_cuts_it(tmp_path):
