@@ -1,4 +1,5 @@
-"""Judge-vs-verifier agreement: kappa against closed forms, CIs against scipy, and a judged Inspect run."""
+"""Judge-vs-verifier agreement: kappa against closed forms, Wilson intervals against scipy and by simulation
+(tasks sharing trajectories), and a judged Inspect run."""
 
 from __future__ import annotations
 
@@ -42,22 +43,53 @@ def test_agreement_estimates_and_cis() -> None:
     assert agreement.estimates["accuracy"] == pytest.approx(45 / 60)
     assert agreement.estimates["false_success_rate"] == pytest.approx(9 / 24)
     assert agreement.confusion == {"tp": 30, "fp": 9, "fn": 6, "tn": 15}
-    # The accuracy CI agrees with scipy's paired percentile bootstrap (Monte Carlo error ~0.01).
-    ref = stats.bootstrap(
-        (np.array(truth), np.array(judged)),
-        lambda t, j: np.mean(t == j),
-        paired=True,
-        vectorized=False,
-        n_resamples=4000,
-        method="percentile",
-        random_state=2,
-    ).confidence_interval
-    assert agreement.ci["accuracy"][0] == pytest.approx(ref.low, abs=0.03)
-    assert agreement.ci["accuracy"][1] == pytest.approx(ref.high, abs=0.03)
+    # one trajectory per task: plain Wilson score intervals, as scipy computes them
+    for key, (k, n) in {"accuracy": (45, 60), "false_success_rate": (9, 24)}.items():
+        ref = stats.binomtest(k, n).proportion_ci(0.95, method="wilson")
+        assert agreement.ci[key] == pytest.approx((ref.low, ref.high), abs=1e-9)
     low, high = agreement.ci["kappa"]
     assert low < agreement.estimates["kappa"] < high
     with pytest.raises(ValueError, match="equally long"):
         judge_agreement([True], [True, False])
+
+
+def test_intervals_keep_a_width_at_0_and_1_and_count_tasks_when_trajectories_share_them() -> None:
+    truth, judged = _table(12, 0, 0, 12)  # the judge is right every time
+    agreement = judge_agreement(truth, judged)
+    assert agreement.estimates["accuracy"] == 1.0 and agreement.ci["accuracy"][1] == 1.0
+    assert agreement.ci["accuracy"][0] == pytest.approx(24 / (24 + 1.959964**2))  # Wilson at k = n = 24
+    assert agreement.ci["false_success_rate"][0] == pytest.approx(0.0, abs=1e-12)
+    assert agreement.ci["false_success_rate"][1] == pytest.approx(1.959964**2 / (12 + 1.959964**2))
+    # the same 24 trajectories as 12 tasks of 2: perfect agreement says nothing about independence
+    tasks = [f"t{i % 12}" for i in range(24)]
+    clustered = judge_agreement(truth, judged, tasks=tasks)
+    assert clustered.n_tasks == 12
+    assert clustered.ci["accuracy"][0] == pytest.approx(12 / (12 + 1.959964**2))
+    # independent outcomes within tasks (ICC <= 0): no design effect
+    truth, judged = _table(10, 10, 10, 10)
+    pairs = [f"t{i % 20}" for i in range(40)]  # each task: one right, one wrong
+    assert judge_agreement(truth, judged, tasks=pairs).ci["accuracy"] == pytest.approx(
+        judge_agreement(truth, judged).ci["accuracy"]
+    )
+
+
+def test_proportion_intervals_cover_by_simulation() -> None:
+    """Tasks of 1-3 trajectories whose outcomes share a task effect (beta-binomial, ICC 0.3): the
+    interval of the mean covers the true proportion about 95% of the time, from middling to extreme."""
+    from forge_eval.benchmarks.weblab._agreement import proportion_interval
+
+    rng = np.random.default_rng(7)
+    for p in (0.5, 0.85, 0.97):
+        hits, n_sims = 0, 2000
+        icc = 0.3
+        a, b = p * (1 - icc) / icc, (1 - p) * (1 - icc) / icc  # beta with mean p and ICC 1 / (a + b + 1)
+        for _ in range(n_sims):
+            sizes = rng.integers(1, 4, 20)
+            task_p = rng.beta(a, b, sizes.size)
+            values = (rng.random(sizes.sum()) < np.repeat(task_p, sizes)).astype(float)
+            low, high = proportion_interval(values, np.repeat(np.arange(sizes.size), sizes))
+            hits += low <= p <= high
+        assert 0.92 <= hits / n_sims <= 0.995, (p, hits / n_sims)
 
 
 def test_judge_reply_parsing_and_screenshot_selection() -> None:
@@ -89,4 +121,6 @@ def test_agreement_run_on_oracle_trajectories_with_a_scripted_judge(tmp_path: Pa
     }
     agreement = agreement_from_log(log, "webvoyager_judge")
     assert agreement.estimates["accuracy"] == 0.5 and agreement.estimates["false_success_rate"] == 1.0
+    assert agreement.n == 4 and agreement.n_tasks == 2  # a task's two trajectories are one cluster
+    assert agreement.ci["false_success_rate"][0] < 1.0  # not a point at 100%
     assert all(s.scores["webvoyager_judge"].metadata["images"] >= 2 for s in log.samples)
