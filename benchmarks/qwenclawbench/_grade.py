@@ -3,7 +3,9 @@
 Upstream `exec`s the task code inside its own runner. The code is task material (it reads the agent's
 workspace, may import anything), so here it runs in a separate interpreter with the workspace as its
 working directory and a time limit: a crash, hang or non-dict result scores 0 instead of taking the
-evaluation down. The transcript is OpenClaw's session event list (see `session_events`).
+evaluation down. The interpreter is isolated (`-I`): the workspace is the agent's, and a `json.py` it left
+there must not be imported in place of the standard library by this host process. The transcript is
+OpenClaw's session event list (see `session_events`).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def run_grade(
     job = json.dumps({"code": code, "transcript": transcript, "workspace": str(workspace)})
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _RUNNER],
+            [sys.executable, "-I", "-c", _RUNNER],
             input=job,
             capture_output=True,
             text=True,

@@ -29,6 +29,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ModelOutput, get_model
 
+from forge_eval.benchmarks.qwenclawbench import run_grade
 from forge_eval.harnesses import harness_settings
 from forge_eval.harnesses._external import ExternalHarness, Launch, ProxyEndpoint, external_harness
 from forge_eval.harnesses._workspace import Workspace
@@ -310,3 +311,12 @@ def test_harness_under_run_cannot_rewrite_its_call_records(tmp_path: Path) -> No
     [rollout] = [p.name for p in (tmp_path / "records").iterdir()]
     [call] = read_calls(tmp_path / "records", rollout)
     assert call.returned_response["choices"][0]["message"]["content"] == "the real answer"
+
+
+def test_the_host_side_grader_imports_nothing_from_the_agents_workspace(tmp_path: Path) -> None:
+    """QwenClawBench's grade() runs on the host with the agent's workspace as its cwd: a `json.py` the
+    agent left there is not imported in place of the standard library (it would run outside any sandbox)."""
+    marker = tmp_path / "hijacked"
+    (tmp_path / "json.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\nfrom json import *\n")
+    outcome = run_grade("def grade(transcript, workspace):\n    return {'ok': 1.0}\n", [], tmp_path)
+    assert outcome.scores == {"ok": 1.0} and not marker.exists()
