@@ -1,16 +1,17 @@
 """OSWorld-Verified: desktop tasks on a real desktop, scored by OSWorld's own checkers.
 
 Providers (`local` Xvfb desktop, `podman`/`docker` container, OSWorld's own `vm`) sit behind one
-interface; a small controller stands in for OSWorld's in-VM server, so OSWorld's own setup code,
-getters and metrics (PyPI `desktop-env`, pinned) run unchanged. Tasks a provider cannot run are
-listed as skipped with their reason.
+interface; a small server inside the desktop stands in for OSWorld's in-VM server, so OSWorld's own
+setup code, getters and metrics (PyPI `desktop-env`, pinned) run unchanged. The local desktop runs whole
+in a bubblewrap sandbox as a throw-away uid: the agent's actions cannot reach the host. Tasks a provider
+cannot run are listed as skipped with their reason.
 """
 
 from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks.osworld._benchmark import OSWorld
-from forge_eval.benchmarks.osworld._controller import Controller
+from forge_eval.benchmarks.osworld._client import DesktopClient
 from forge_eval.benchmarks.osworld._data import SOURCE, OSWorldTask, data_root, load_tasks
-from forge_eval.benchmarks.osworld._desktop import LocalDesktop
+from forge_eval.benchmarks.osworld._desktop import LocalDesktop, clean_leftovers
 from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
 from forge_eval.benchmarks.osworld._providers import PROVIDERS, Provider, Session, make_provider
 from forge_eval.benchmarks.osworld._support import RULES, SupportContext, skip_reason
@@ -25,7 +26,7 @@ __all__ = [
     "RULES",
     "SOURCE",
     "STEP_CAPS",
-    "Controller",
+    "DesktopClient",
     "Episode",
     "LocalDesktop",
     "OSWorld",
@@ -33,6 +34,7 @@ __all__ = [
     "Provider",
     "Session",
     "SupportContext",
+    "clean_leftovers",
     "data_root",
     "evaluate",
     "load_tasks",

@@ -1,44 +1,77 @@
-"""A desktop on the host: an Xvfb display, a throw-away unprivileged user, its session bus and AT-SPI bus.
+"""The local desktop: a whole OSWorld desktop inside one sandbox, run by a throw-away unprivileged uid.
 
-OSWorld's tasks assume Ubuntu's `user` with home `/home/user` and a GNOME session. Here the desktop is an
-Xvfb display with openbox, and every app, command and file operation runs as a user created for this
-desktop only (VLC refuses root; checkers read files under /home/user). `stop()` kills every process of that
-user, the display and the session folder, and deletes the user, so nothing outlives the episode.
+OSWorld runs the agent's actions and its in-VM server inside a VM. Here the VM is a sandbox of
+`forge_eval.sandbox` (bubblewrap, as every sandbox of the project): Xvfb, the session and AT-SPI buses,
+openbox, the apps, the agent's pyautogui code and the in-desktop server all run as one unprivileged uid
+of this desktop alone (no host account, no password, no capabilities, no_new_privs), in their own PID,
+network, IPC and mount namespaces and cgroup. The desktop sees /usr and /etc read-only (the shadow files
+hidden; its passwd names the uid `user`), its own /tmp and /run, a private home at /home/user (OSWorld's
+paths), the read-only tools folder (`_inside` + the desktop's site packages) and the font caches — not
+/root, not this checkout or its runs, no host socket. Its network is its own loopback.
+
+The shared sandbox forwards ports outward (a sandbox port to a host target); a desktop needs the
+reverse, the host reaching its server (and VLC's HTTP interface). So the host opens listening sockets in
+its own network namespace and the sandbox inherits them (they survive bubblewrap and setpriv);
+`session.py` pipes each accepted connection to the port inside. Nothing in the desktop can reach a host
+port: it has no socket in the host's namespace to connect from.
+
+A desktop leaves nothing: `stop()` ends every process of its sandbox and removes its state folder. A run
+killed with SIGKILL takes its sandboxes with it (bubblewrap's --die-with-parent) and leaves its state
+folders, which the next desktop's start removes (`clean_leftovers`), with any process of their uids and
+the host users that earlier forge-eval versions created.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import dataclasses
+import logging
 import os
 import pwd
-import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from forge_eval._errors import ForgeError
+from forge_eval.benchmarks.osworld._client import HOME, DesktopClient
+from forge_eval.benchmarks.osworld._inside import INSIDE_DIR
+from forge_eval.sandbox import SandboxedCommand, SandboxLimits, SandboxSpec, sandbox_user, sandboxed_command
 
-#: OSWorld's VM user and home; task configs and checkers name these paths literally.
-HOME = "/home/user"
-#: The user's password in OSWorld's VM (tasks type it for sudo prompts).
-PASSWORD = "password"
+logger = logging.getLogger(__name__)
+
 #: Programs the local desktop needs, with the Debian package that ships each.
 REQUIRED_PROGRAMS = {
+    "bwrap": "bubblewrap",
+    "setpriv": "util-linux",
     "Xvfb": "xvfb",
+    "xdpyinfo": "x11-utils",
     "xdotool": "xdotool",
     "openbox": "openbox",
     "wmctrl": "wmctrl",
     "dbus-daemon": "dbus",
-    "useradd": "passwd",
 }
-AT_SPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
 SYSTEM_PYTHON = "/usr/bin/python3"
-_USER_PREFIX = "forge-osw-"
+#: Per-desktop state folders (home, tools, log, owner); a killed run's stay until the next start.
+STATE_ROOT = Path("/var/tmp/forge-osworld")
+#: Ports inside the desktop: OSWorld's server port and VLC's HTTP interface (`vlc_port`).
+SERVER_PORT = 5000
+VLC_PORT = 8080
+#: OSWorld's home folders.
+USER_DIRS = ("Desktop", "Documents", "Downloads", "Pictures", "Music", "Videos")
+#: A desktop's caps: a VM's worth (OSWorld's VMs: 4 GB); threads count as pids (LibreOffice, GIMP, VLC
+#: start dozens each).
+LIMITS = SandboxLimits(cpus=float(os.cpu_count() or 2), memory_mb=4096, pids=4096)
+FONT_CACHE = Path("/var/cache/fontconfig")
+START_TIMEOUT = 60
+#: Host users of forge-eval versions that created one per desktop (home /home/user, password "password").
+_LEGACY_USER_PREFIX = "forge-osw-"
 
 
 def missing_programs() -> list[str]:
@@ -50,34 +83,34 @@ def missing_programs() -> list[str]:
 
 @dataclass
 class LocalDesktop:
-    """One Xvfb desktop run by a temporary user whose home is /home/user.
+    """One desktop in its own sandbox; `client` reaches its in-desktop server.
 
     Args:
         width: Screen width in pixels (OSWorld: 1920).
         height: Screen height in pixels (OSWorld: 1080).
-        site_dir: Extra Python packages (pyautogui) for the desktop's python, put on its PYTHONPATH.
-        sandbox: Run every desktop process inside bubblewrap with the network unshared.
+        site_dir: Python packages of the desktop's python3 (pyautogui, the server's Starlette + uvicorn).
     """
 
     width: int = 1920
     height: int = 1080
     site_dir: Path | None = None
-    sandbox: bool = False
-    display: str = ""
-    user: str = ""
     uid: int = -1
-    gid: int = -1
-    _tmp: Path | None = None
-    _xvfb: subprocess.Popen[bytes] | None = None
-    _children: list[subprocess.Popen[bytes]] = field(default_factory=list)
-    _env: dict[str, str] = field(default_factory=dict)
+    state: Path | None = None
+    client: DesktopClient | None = None
+    #: In-desktop port -> host port that reaches it.
+    ports: dict[int, int] = field(default_factory=dict)
+    _listeners: list[socket.socket] = field(default_factory=list)
+    _command: SandboxedCommand | None = None
+    _proc: subprocess.Popen[bytes] | None = None
+    _keeper: threading.Thread | None = None
+    _user: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def start(self) -> LocalDesktop:
         if os.geteuid() != 0:
             raise ForgeError(
-                "the OSWorld local provider must run as root: it creates a throw-away desktop user whose "
-                "home is /home/user (OSWorld's paths) and deletes it afterwards",
+                "the OSWorld local provider must run as root: each desktop runs as a throw-away uid of its "
+                "own, which only root can switch to and clean up after",
                 hint="run forge-eval as root (e.g. in a CI VM or container), or use --provider podman/docker",
             )
         missing = missing_programs()
@@ -86,12 +119,8 @@ class LocalDesktop:
                 f"the OSWorld local desktop needs programs that are not installed: {', '.join(missing)}",
                 hint="run scripts/setup.d/60-desktop.sh (Debian/Ubuntu, as root)",
             )
-        if os.path.exists(HOME):
-            raise ForgeError(
-                f"{HOME} already exists; the local provider makes it the desktop user's home and deletes it "
-                "afterwards, so it refuses to touch an existing one",
-                hint=f"remove or move {HOME} (or a desktop left by a killed run: userdel -r <its user>)",
-            )
+        for removed in clean_leftovers():
+            logger.warning("removed the leftovers of a killed OSWorld run: %s", removed)
         try:
             self._start()
         except BaseException:
@@ -100,61 +129,72 @@ class LocalDesktop:
         return self
 
     def _start(self) -> None:
-        self._tmp = Path(tempfile.mkdtemp(prefix="forge-osworld-"))
-        os.chmod(self._tmp, 0o755)
-        self.user = _USER_PREFIX + secrets.token_hex(4)
-        subprocess.run(
-            [
-                "useradd",
-                "--create-home",
-                "--home-dir",
-                HOME,
-                "--shell",
-                "/bin/bash",
-                "--user-group",
-                self.user,
-            ],
-            check=True,
-            capture_output=True,
+        user = self._user.enter_context(sandbox_user())
+        assert user is not None  # we are root
+        self.uid = user.uid
+        self.state = _claim(self.uid)
+        home = self.state / "home"
+        home.mkdir()
+        for sub in USER_DIRS:
+            (home / sub).mkdir()
+        tools = self._write_tools()
+        forwards = []
+        for inner in (SERVER_PORT, VLC_PORT):
+            listener = socket.create_server(("127.0.0.1", 0))
+            self._listeners.append(listener)
+            self.ports[inner] = listener.getsockname()[1]
+            forwards.append(f"--forward={listener.fileno()}:{inner}")
+        session = [
+            SYSTEM_PYTHON,
+            str(tools / "session.py"),
+            f"--screen={self.width}x{self.height}",
+            *forwards,
+        ]
+        server = [SYSTEM_PYTHON, str(tools / "controller.py"), f"--port={SERVER_PORT}"]
+        spec = SandboxSpec(
+            argv=[*session, "--", *server],
+            workdir=home,
+            workdir_at=Path(HOME),
+            env=self._environment(tools),
+            ro_binds=[tools, *([FONT_CACHE] if FONT_CACHE.is_dir() else [])],
+            limits=LIMITS,
+            hostname="osworld",
+            user=dataclasses.replace(user, name="user"),  # OSWorld's user name
         )
-        subprocess.run(
-            ["chpasswd"], input=f"{self.user}:{PASSWORD}".encode(), check=True, capture_output=True
-        )
-        entry = pwd.getpwnam(self.user)
-        self.uid, self.gid = entry.pw_uid, entry.pw_gid
-        runtime = self._tmp / "run"
-        runtime.mkdir(mode=0o700)
-        os.chown(runtime, self.uid, self.gid)
-        for sub in ("Desktop", "Documents", "Downloads", "Pictures", "Music", "Videos"):
-            self._make_user_dir(Path(HOME) / sub)
+        self._command = asyncio.run(sandboxed_command(spec))
+        self._spawn(self._command)
+        self.client = DesktopClient("127.0.0.1", self.ports[SERVER_PORT])
+        self.client.wait_ready(START_TIMEOUT, self._gone)
+        # what a later start kills if this run dies without stopping the desktop
+        namespace = next(filter(None, map(_pid_namespace, self.processes())), None)
+        if namespace is not None:
+            (self.state / "pidns").write_text(namespace)
 
-        self.display = f":{_free_display()}"
-        self._xvfb = subprocess.Popen(
-            [
-                "Xvfb",
-                self.display,
-                "-screen",
-                "0",
-                f"{self.width}x{self.height}x24",
-                "-nolisten",
-                "tcp",
-                "-ac",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        bus = runtime / "bus"
-        self._env = {
-            "DISPLAY": self.display,
+    def _write_tools(self) -> Path:
+        """The read-only tools folder: the `_inside` programs and a copy of the site packages."""
+        assert self.state is not None
+        tools = self.state / "tools"
+        shutil.copytree(INSIDE_DIR, tools, ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
+        if self.site_dir is not None and self.site_dir.is_dir():
+            shutil.copytree(self.site_dir, tools / "site", ignore=shutil.ignore_patterns("__pycache__"))
+        for folder, _dirs, files in os.walk(tools):
+            os.chmod(folder, 0o755)
+            for name in files:
+                os.chmod(os.path.join(folder, name), 0o644)
+        return tools
+
+    def _environment(self, tools: Path) -> dict[str, str]:
+        runtime = "/tmp/runtime-user"  # the sandbox's /run is root's; its /tmp is its own
+        return {
+            "DISPLAY": ":0",
             "HOME": HOME,
             "USER": "user",
             "LOGNAME": "user",
             "SHELL": "/bin/bash",
             "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
             "LANG": "C.UTF-8",
-            "XDG_RUNTIME_DIR": str(runtime),
-            "DBUS_SESSION_BUS_ADDRESS": f"unix:path={bus}",
+            "XDG_RUNTIME_DIR": runtime,
+            "DBUS_SESSION_BUS_ADDRESS": f"unix:path={runtime}/bus",
             # LibreOffice exposes its widgets to AT-SPI only through the GTK3 VCL plugin.
             "SAL_USE_VCLPLUGIN": "gtk3",
             "GTK_MODULES": "gail:atk-bridge",
@@ -162,82 +202,76 @@ class LocalDesktop:
             # Qt apps (VLC) expose their widgets only when asked to.
             "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
             "QT_ACCESSIBILITY": "1",
-            "PYTHONPATH": self._copy_site(),
+            "PYTHONPATH": str(tools / "site"),
         }
-        self._wait_for_display()
-        self.popen(["dbus-daemon", "--session", "--nofork", "--nopidfile", f"--address=unix:path={bus}"])
-        _wait_for(lambda: bus.exists(), 10, "the desktop's session bus")
-        # The AT-SPI bus must be up and enabled before any app starts, or apps expose no tree.
-        if os.path.exists(AT_SPI_LAUNCHER):
-            self.popen([AT_SPI_LAUNCHER, "--launch-immediately"])
-            self.run(
-                [
-                    "dbus-send",
-                    "--session",
-                    "--type=method_call",
-                    "--dest=org.a11y.Bus",
-                    "/org/a11y/bus",
-                    "org.freedesktop.DBus.Properties.Set",
-                    "string:org.a11y.Status",
-                    "string:IsEnabled",
-                    "variant:boolean:true",
-                ],
-                timeout=10,
-            )
-        self.popen(["openbox"])
 
-    def _copy_site(self) -> str:
-        """A readable copy of `site_dir` for the desktop user (the user cache may be private)."""
-        if self.site_dir is None or not self.site_dir.is_dir():
-            return ""
-        assert self._tmp is not None
-        target = self._tmp / "site"
-        shutil.copytree(self.site_dir, target)
-        for folder, _dirs, files in os.walk(target):
-            os.chmod(folder, 0o755)
-            for name in files:
-                os.chmod(os.path.join(folder, name), 0o644)
-        return str(target)
+    def _spawn(self, command: SandboxedCommand) -> None:
+        """Start the sandbox from a thread that lives as long as it: bubblewrap's --die-with-parent fires
+        when the *thread* that started it ends, and a worker thread of the caller's pool may end anytime."""
+        assert self.state is not None
+        started = threading.Event()
+        failure: list[BaseException] = []
+        log = self.state / "session.log"
 
-    def _make_user_dir(self, path: Path) -> None:
-        path.mkdir(parents=True, exist_ok=True)
-        os.chown(path, self.uid, self.gid)
+        def keep() -> None:
+            try:
+                with open(log, "ab") as out:
+                    self._proc = subprocess.Popen(
+                        command.argv,
+                        stdin=subprocess.DEVNULL,
+                        stdout=out,
+                        stderr=out,
+                        env=command.env,
+                        pass_fds=[s.fileno() for s in self._listeners],
+                        start_new_session=True,
+                    )
+            except BaseException as exc:
+                failure.append(exc)
+                return
+            finally:
+                started.set()
+            self._proc.wait()
 
-    def _wait_for_display(self) -> None:
-        def ready() -> bool:
-            if self._xvfb is not None and self._xvfb.poll() is not None:
-                raise ForgeError(
-                    f"Xvfb exited at start on display {self.display} (code {self._xvfb.returncode})"
-                )
-            probe = subprocess.run(["xdpyinfo", "-display", self.display], capture_output=True)
-            return probe.returncode == 0
+        self._keeper = threading.Thread(target=keep, name=f"osworld-desktop-{self.uid}", daemon=True)
+        self._keeper.start()
+        started.wait()
+        if failure:
+            raise failure[0]
 
-        _wait_for(ready, 15, f"Xvfb on {self.display}")
+    def _gone(self) -> str | None:
+        """Why the sandbox has ended, or None while it runs."""
+        if self._proc is None or self._proc.poll() is None:
+            return None
+        assert self.state is not None
+        tail = (self.state / "session.log").read_text(errors="replace").strip().splitlines()[-5:]
+        return f"its sandbox exited with code {self._proc.returncode}: " + (" | ".join(tail) or "no output")
 
     def stop(self) -> None:
-        """Kill the user's processes and the display, delete the user, its home and the session folder."""
+        """End every process of the desktop and remove its state folder (home, tools, log)."""
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+        if self._proc is not None and self._proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._proc.pid, signal.SIGKILL)  # bubblewrap's PID namespace takes the rest
+        if self._keeper is not None:
+            self._keeper.join(10)
+            self._keeper = None
+        self._proc = None
+        if self._command is not None:
+            asyncio.run(self._command.close())
+            self._command = None
         if self.uid >= 0:
-            _kill_uid(self.uid)
-        for child in self._children:  # reap them, or they linger as zombies
-            child.wait()
-        self._children.clear()
-        if self._xvfb is not None:
-            _terminate(self._xvfb)
-            self._xvfb = None
-        if self.display:
-            number = self.display.lstrip(":")
-            for leftover in (f"/tmp/.X{number}-lock", f"/tmp/.X11-unix/X{number}"):
-                Path(leftover).unlink(missing_ok=True)
-        if self.user:
-            subprocess.run(["userdel", "--remove", "--force", self.user], capture_output=True)
-            self.user = ""
-            self.uid = -1
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
-        # userdel only removes a home it created with the user; be sure no /home/user is left.
-        if os.path.isdir(HOME) and not os.path.islink(HOME):
-            shutil.rmtree(HOME, ignore_errors=True)
+            _kill_uid(self.uid)  # a process that left the sandbox's cgroup would still be the uid's
+        for listener in self._listeners:
+            listener.close()
+        self._listeners.clear()
+        self.ports.clear()
+        if self.state is not None:
+            shutil.rmtree(self.state, ignore_errors=True)
+            self.state = None
+        self._user.close()
+        self.uid = -1
 
     def __enter__(self) -> LocalDesktop:
         return self.start()
@@ -245,127 +279,79 @@ class LocalDesktop:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # -- running things as the desktop user ---------------------------------------------------------------
     @property
-    def env(self) -> Mapping[str, str]:
-        return self._env
-
-    def argv(self, command: Sequence[str] | str, shell: bool = False) -> list[str]:
-        """The argv that runs `command` as the desktop user (inside bubblewrap when sandboxed)."""
-        if shell:
-            argv = ["/bin/bash", "-c", command if isinstance(command, str) else " ".join(command)]
-        else:
-            argv = [command] if isinstance(command, str) else list(command)
-            # OSWorld's VM has `python` = Python 3 with pyautogui; Debian only has python3.
-            if argv and argv[0] == "python":
-                argv[0] = SYSTEM_PYTHON
-        if self.sandbox:
-            argv = [
-                "bwrap",
-                "--dev-bind",
-                "/",
-                "/",
-                "--unshare-net",
-                "--unshare-ipc",
-                "--die-with-parent",
-                "--",
-                *argv,
-            ]
-        return argv
-
-    def _kwargs(self, cwd: str | None) -> dict[str, object]:
-        return {
-            "user": self.uid,
-            "group": self.gid,
-            "extra_groups": [],
-            "env": dict(self._env),
-            "cwd": cwd or HOME,
-        }
-
-    def popen(
-        self, command: Sequence[str] | str, shell: bool = False, cwd: str | None = None
-    ) -> subprocess.Popen[bytes]:
-        """Start `command` in the background as the desktop user (its own session, output discarded)."""
-        child = subprocess.Popen(
-            self.argv(command, shell),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            **self._kwargs(cwd),  # type: ignore[arg-type]
-        )
-        self._children = [c for c in self._children if c.poll() is None] + [child]
-        return child
-
-    def run(
-        self,
-        command: Sequence[str] | str,
-        shell: bool = False,
-        cwd: str | None = None,
-        timeout: float | None = 120,
-        input: bytes | None = None,
-    ) -> subprocess.CompletedProcess[bytes]:
-        """Run `command` as the desktop user and wait for it; a timeout returns code 124, not an exception."""
-        try:
-            return subprocess.run(
-                self.argv(command, shell),
-                input=input,
-                capture_output=True,
-                timeout=timeout,
-                **self._kwargs(cwd),  # type: ignore[arg-type]
-            )
-        except subprocess.TimeoutExpired as exc:
-            return subprocess.CompletedProcess(
-                exc.cmd, 124, exc.stdout or b"", (exc.stderr or b"") + b"timed out"
-            )
-
-    def write_file(self, path: str, data: bytes) -> None:
-        """Write `data` at `path`, creating folders, owned by the desktop user."""
-        target = Path(path)
-        parents = [p for p in reversed(target.parents) if not p.exists()]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        for made in parents:
-            os.chown(made, self.uid, self.gid)
-        target.write_bytes(data)
-        os.chown(target, self.uid, self.gid)
-
-    def window_titles(self) -> list[str]:
-        """Titles of the desktop's top-level windows."""
-        listing = self.run(["wmctrl", "-l"], timeout=10).stdout.decode(errors="replace")
-        return [line.split(None, 3)[3] for line in listing.splitlines() if len(line.split(None, 3)) == 4]
-
-    def wait_for_window(self, title_part: str, timeout: float) -> bool:
-        """Wait until a window whose title contains `title_part` is shown; False on timeout."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if any(title_part in title for title in self.window_titles()):
-                return True
-            time.sleep(0.5)
-        return False
+    def home(self) -> Path:
+        """The host folder the desktop sees as /home/user."""
+        assert self.state is not None, "the desktop is not started"
+        return self.state / "home"
 
     def processes(self) -> list[int]:
-        """Pids of the desktop user's processes."""
+        """Pids of the desktop's processes (all of them run as its uid)."""
         return _pids_of(self.uid) if self.uid >= 0 else []
 
 
-def _free_display() -> int:
-    for number in range(90, 400):
-        if not os.path.exists(f"/tmp/.X{number}-lock") and not os.path.exists(f"/tmp/.X11-unix/X{number}"):
-            return number
-    raise ForgeError("no free X display number between :90 and :399", hint="remove stale /tmp/.X*-lock files")
+# -- state folders and leftovers ---------------------------------------------------------------------------
+def _process_identity(pid: int) -> str | None:
+    """`pid` plus its start time (a reused pid has another one); None when no such process runs."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return f"{pid} {stat.rsplit(')', 1)[1].split()[19]}"
 
 
-def _wait_for(ready: object, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if ready():  # type: ignore[operator]
-            return
-        time.sleep(0.05)
-    raise ForgeError(f"{what} did not come up within {seconds:.0f} s")
+def _claim(uid: int) -> Path:
+    """A new state folder for the desktop of `uid`, with its owner (this process) and uid recorded."""
+    STATE_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
+    state = Path(tempfile.mkdtemp(prefix="desktop-", dir=STATE_ROOT))
+    state.chmod(0o711)
+    (state / "owner").write_text(f"{_process_identity(os.getpid())} {uid}")
+    return state
 
 
-def _pids_of(uid: int) -> list[int]:
-    """Live (not zombie) processes owned by `uid`."""
+def _owner(state: Path) -> tuple[str, int] | None:
+    """(owner identity, uid) of a state folder; None while it is being claimed."""
+    try:
+        pid, started, uid = (state / "owner").read_text().split()
+    except (FileNotFoundError, ValueError):
+        return None
+    return f"{pid} {started}", int(uid)
+
+
+def clean_leftovers() -> list[str]:
+    """Remove what killed runs left: the state folders (homes, logs) of desktops whose run is gone, with
+    any process still in such a desktop's PID namespace, and the host users (their processes and
+    /home/user) that earlier forge-eval versions created. Returns what was removed, one line each."""
+    removed = []
+    for state in sorted(STATE_ROOT.glob("desktop-*")) if STATE_ROOT.is_dir() else []:
+        owner = _owner(state)
+        if owner is None and time.time() - state.stat().st_mtime < START_TIMEOUT:
+            continue  # being claimed by a run that is starting now
+        if owner is not None and _process_identity(int(owner[0].split()[0])) == owner[0]:
+            continue  # its run is alive
+        pids = []
+        if owner is not None and (state / "pidns").is_file():
+            pids = _kill_uid(owner[1], (state / "pidns").read_text())
+        shutil.rmtree(state, ignore_errors=True)
+        removed.append(f"desktop state {state}" + (f" and its processes {pids}" if pids else ""))
+    for user in pwd.getpwall():
+        if user.pw_name.startswith(_LEGACY_USER_PREFIX):
+            pids = _kill_uid(user.pw_uid)
+            if os.path.isdir(HOME) and os.stat(HOME).st_uid == user.pw_uid:
+                shutil.rmtree(HOME, ignore_errors=True)
+            subprocess.run(["userdel", "--remove", "--force", user.pw_name], capture_output=True)
+            removed.append(f"host user {user.pw_name} (uid {user.pw_uid}, processes {pids}, home {HOME})")
+    return removed
+
+
+def _pid_namespace(pid: int) -> str | None:
+    with contextlib.suppress(OSError):
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    return None
+
+
+def _pids_of(uid: int, namespace: str | None = None) -> list[int]:
+    """Live (not zombie) processes owned by `uid` (and in PID namespace `namespace`, if given)."""
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -375,29 +361,23 @@ def _pids_of(uid: int) -> list[int]:
                 state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
             except (FileNotFoundError, ProcessLookupError, IndexError):
                 continue
-            if state != "Z":
+            if state != "Z" and (namespace is None or _pid_namespace(int(entry)) == namespace):
                 pids.append(int(entry))
     return pids
 
 
-def _kill_uid(uid: int) -> None:
-    """SIGTERM then SIGKILL every process owned by `uid` (only the desktop's own user)."""
+def _kill_uid(uid: int, namespace: str | None = None) -> list[int]:
+    """SIGTERM then SIGKILL every process owned by `uid` (only a desktop's own uid), or only those in PID
+    namespace `namespace` (a dead run's uid may be another sandbox's now); the pids found."""
+    found = _pids_of(uid, namespace)
     for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
-        pids = _pids_of(uid)
+        pids = _pids_of(uid, namespace)
         if not pids:
-            return
+            break
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline and _pids_of(uid):
+        while time.monotonic() < deadline and _pids_of(uid, namespace):
             time.sleep(0.05)
-
-
-def _terminate(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
+    return found

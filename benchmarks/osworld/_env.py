@@ -29,6 +29,7 @@ def make_env(
     *,
     host: str,
     port: int,
+    vlc_port: int = 8080,
     files_dir: Path,
     cache_dir: Path,
     action_space: str = "pyautogui",
@@ -40,6 +41,7 @@ def make_env(
 
     Args:
         task: The task JSON.
+        vlc_port: Where VLC's HTTP interface is reached (OSWorld's `vlc_port`).
         files_dir: Where setup downloads are cached (OSWorld's `<uuid5(url)>_<name>` layout).
         cache_dir: This task's scratch folder for the checkers (fetched files, expected files).
         pause: Seconds to wait after each action before observing (OSWorld: `sleep_after_execution`).
@@ -55,7 +57,7 @@ def make_env(
 
     env = HostDesktopEnv()
     width, height = screen
-    env.vm_ip, env.server_port, env.chromium_port, env.vlc_port = host, port, 9222, 8080
+    env.vm_ip, env.server_port, env.chromium_port, env.vlc_port = host, port, 9222, vlc_port
     env.action_space = action_space
     env.require_a11y_tree = "a11y_tree" in observation_type
     env.require_terminal = False

@@ -1,10 +1,11 @@
 """Providers: where an OSWorld desktop runs. One interface, three kinds.
 
-* `local`  — an Xvfb desktop on this host, apps run by a throw-away user (optionally in bubblewrap), our
-  controller in front of it. Runs on CI-like machines (no KVM, no container engine).
-* `podman` / `docker` — the same desktop inside a container built from the Dockerfile shipped in
-  `docker/` (inspect_evals style), the controller inside it. Needs a container engine, so it is not
-  exercised by this project's tests (none runs on the CI machines).
+* `local`  — an Xvfb desktop on this host, the whole of it (apps, the agent's actions, the in-desktop
+  server) inside one bubblewrap sandbox run by a throw-away uid. Runs on CI-like machines (no KVM, no
+  container engine).
+* `podman` / `docker` — the same desktop programs inside a container built from the Dockerfile shipped
+  in `docker/` (inspect_evals style), run by its unprivileged `user`. Needs a container engine, so it is
+  not exercised by this project's tests (none runs on the CI machines).
 * `vm` — OSWorld's own provider (its Ubuntu VM image under QEMU/KVM through `desktop_env`): the only way
   to leaderboard-comparable numbers. Needs KVM and OSWorld's full dependencies.
 """
@@ -14,32 +15,31 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-import httpx
-
 from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
-from forge_eval.benchmarks.osworld._controller import Controller
-from forge_eval.benchmarks.osworld._desktop import LocalDesktop, missing_programs
+from forge_eval.benchmarks.osworld._client import DesktopClient
+from forge_eval.benchmarks.osworld._desktop import SERVER_PORT, VLC_PORT, LocalDesktop, missing_programs
 from forge_eval.benchmarks.osworld._home import provision
 
 DOCKER_DIR = Path(__file__).with_name("docker")
 IMAGE = "localhost/forge-eval-osworld-desktop:1"
-_CONTAINER_PORT = 5000
+_START_TIMEOUT = 120
 
 
 @dataclass
 class Session:
-    """A running desktop: the controller URL OSWorld's clients talk to, and how to stop it."""
+    """A running desktop: where OSWorld's clients reach its server (`vm_ip:server_port`) and VLC's HTTP
+    interface (`vlc_port`), and how to stop it."""
 
     host: str
     port: int
     screen: tuple[int, int] = (1920, 1080)
+    vlc_port: int = VLC_PORT
     _stop: list[Any] = field(default_factory=list)
 
     def stop(self) -> None:
@@ -62,32 +62,37 @@ class Provider(ABC):
 
 class LocalProvider(Provider):
     name = "local"
-    description = "Xvfb desktop on this host; apps run as a throw-away user (sandbox=True: inside bubblewrap)"
-
-    def __init__(self, sandbox: bool = False) -> None:
-        self.sandbox = sandbox
+    description = "Xvfb desktop on this host, all of it in a bubblewrap sandbox run by a throw-away uid"
 
     def requirements(self) -> list[str]:
+        from forge_eval.benchmarks.osworld.install import desktop_site, missing_desktop_packages
+
         missing = [f"program {m}" for m in missing_programs()]
-        if self.sandbox and shutil.which("bwrap") is None:
-            missing.append("program bwrap (apt package bubblewrap) for sandbox=true")
+        if packages := missing_desktop_packages(desktop_site()):
+            missing.append(
+                f"the desktop's Python packages {', '.join(packages)} "
+                "(python -m forge_eval.benchmarks.osworld.install)"
+            )
         if os.geteuid() != 0:
-            missing.append("root: the local provider creates and deletes the desktop user (home /home/user)")
+            missing.append("root: each desktop runs as a throw-away uid, which only root can switch to")
         return missing
 
     def start(self, apps: set[str]) -> Session:
         from forge_eval.benchmarks.osworld.install import desktop_site
 
-        desktop = LocalDesktop(site_dir=desktop_site(), sandbox=self.sandbox).start()
-        controller: Controller | None = None
+        desktop = LocalDesktop(site_dir=desktop_site()).start()
+        assert desktop.client is not None
         try:
-            provision(desktop, apps)
-            controller = Controller(desktop).start()
+            provision(desktop.client, apps)
         except BaseException:
             desktop.stop()
             raise
         return Session(
-            controller.host, controller.port, (desktop.width, desktop.height), [desktop.stop, controller.stop]
+            desktop.client.host,
+            desktop.client.port,
+            (desktop.width, desktop.height),
+            desktop.ports[VLC_PORT],
+            [desktop.stop],
         )
 
 
@@ -147,33 +152,37 @@ class ContainerProvider(Provider):
                 "-d",
                 "--rm",
                 "-p",
-                f"127.0.0.1::{_CONTAINER_PORT}",
-                "-e",
-                f"FORGE_OSWORLD_APPS={','.join(sorted(apps))}",
+                f"127.0.0.1::{SERVER_PORT}",
+                "-p",
+                f"127.0.0.1::{VLC_PORT}",
                 IMAGE,
             ],
             capture_output=True,
             check=True,
         )
         container = run.stdout.decode().strip()
-        port_line = subprocess.run(
-            [self.engine, "port", container, str(_CONTAINER_PORT)], capture_output=True, check=True
-        ).stdout.decode()
-        port = int(port_line.strip().splitlines()[0].rsplit(":", 1)[1])
         session = Session(
             "127.0.0.1",
-            port,
+            self._host_port(container, SERVER_PORT),
+            vlc_port=self._host_port(container, VLC_PORT),
             _stop=[lambda: subprocess.run([self.engine, "rm", "-f", container], capture_output=True)],
         )
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/platform", timeout=2).raise_for_status()
-                return session
-            except httpx.HTTPError:
-                time.sleep(1)
-        session.stop()
-        raise ForgeError(f"the desktop container {container[:12]} did not answer within 120 s")
+        client = DesktopClient(session.host, session.port)
+        try:
+            client.wait_ready(_START_TIMEOUT)
+            provision(client, apps)
+        except BaseException:
+            session.stop()
+            raise
+        finally:
+            client.close()
+        return session
+
+    def _host_port(self, container: str, port: int) -> int:
+        line = subprocess.run(
+            [self.engine, "port", container, str(port)], capture_output=True, check=True
+        ).stdout.decode()
+        return int(line.strip().splitlines()[0].rsplit(":", 1)[1])
 
 
 class VMProvider(Provider):
@@ -209,11 +218,10 @@ class VMProvider(Provider):
 
 PROVIDERS: Registry[Any] = Registry("OSWorld provider")
 PROVIDERS.register("local", LocalProvider)
-PROVIDERS.register("podman", lambda **_: ContainerProvider("podman"))
-PROVIDERS.register("docker", lambda **_: ContainerProvider("docker"))
+PROVIDERS.register("podman", lambda: ContainerProvider("podman"))
+PROVIDERS.register("docker", lambda: ContainerProvider("docker"))
 PROVIDERS.register("vm", VMProvider)
 
 
-def make_provider(name: str, sandbox: bool = False) -> Provider:
-    factory = PROVIDERS.get(name)
-    return factory(sandbox=sandbox) if name == "local" else factory()
+def make_provider(name: str) -> Provider:
+    return PROVIDERS.get(name)()

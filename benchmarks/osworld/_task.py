@@ -66,7 +66,7 @@ class Episode:
         await anyio.to_thread.run_sync(self.env.step, action)
 
 
-#: One desktop at a time per process: the local desktop owns /home/user, and CPU is the bottleneck.
+#: One desktop at a time per process: a desktop and its apps take most of a small machine's CPU.
 _DESKTOP_LOCK = asyncio.Lock()
 SCORE_KEY = "osworld_score"
 
@@ -87,6 +87,7 @@ def start_episode(
             task.raw,
             host=session.host,
             port=session.port,
+            vlc_port=session.vlc_port,
             files_dir=files_dir(),
             cache_dir=task_cache_dir(task.id),
             action_space=action_space,
@@ -123,7 +124,6 @@ def to_sample(task: OSWorldTask) -> Sample:
 def osworld_episode(
     agent: Solver,
     provider: str = "local",
-    sandbox: bool = False,
     action_space: str = "pyautogui",
     observation: str = "auto",
     pause: float = DEFAULT_PAUSE,
@@ -136,7 +136,7 @@ def osworld_episode(
     """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        chosen = make_provider(provider, sandbox)
+        chosen = make_provider(provider)
         observation_type = observation_for(str(get_model()), observation)
         task_ = OSWorldTask(state.metadata["domain"], state.metadata["task"])
         state.metadata.update(observation=observation_type, provider=provider)
@@ -223,7 +223,6 @@ def osworld(
     seed: int = 0,
     harness: str = "computer",
     provider: str = "local",
-    sandbox: bool = False,
     subset: str = "all",
     domain: str | None = None,
     task_ids: str | None = None,
@@ -241,7 +240,6 @@ def osworld(
         seed: Sampling seed passed to the model.
         harness: Harness name (default `computer`, OSWorld's observe-act loop).
         provider: Where desktops run: local, podman, docker or vm.
-        sandbox: Local provider only: run the desktop's processes in bubblewrap without network.
         subset: all, nogdrive, small or infeasible (OSWorld's task lists).
         domain: Only this domain (chrome, gimp, libreoffice_calc, ..., vs_code).
         task_ids: Comma-separated task ids (overrides subset and domain).
@@ -260,7 +258,7 @@ def osworld(
             f"max_steps must be >= 1, got {max_steps}",
             hint=f"OSWorld reports {', '.join(map(str, STEP_CAPS))}",
         )
-    make_provider(provider, sandbox)  # unknown providers fail here, before any sample runs
+    make_provider(provider)  # unknown providers fail here, before any sample runs
     if harness != "computer":
         HARNESSES.get(harness)
         raise UsageError(
@@ -280,7 +278,6 @@ def osworld(
         solver=osworld_episode(
             chosen.solver(tools=[], system_prompt="", max_steps=max_steps),
             provider,
-            sandbox,
             action_space,
             observation,
             pause,

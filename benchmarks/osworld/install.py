@@ -1,18 +1,22 @@
-"""Install OSWorld's checkers and the desktop's pyautogui.
+"""Install OSWorld's checkers and the desktop's own Python packages.
 
 Run `python -m forge_eval.benchmarks.osworld.install`.
 
 `desktop-env` (OSWorld's evaluators, pinned) goes in with `--no-deps`: its declared dependencies pin
 torch 2.5, numpy < 2, cloud SDKs and more that its checkers never import and that would downgrade this
 environment. The checkers' real imports are the `osworld` extra of forge-eval (CHECKER_PACKAGES).
-The desktop's own Python (Debian's python3, run as the desktop user) gets pyautogui in a separate
-folder, because OSWorld's actions are pyautogui code executed on the desktop.
+The desktop's own Python (Debian's python3, run as the desktop user inside the desktop's sandbox, which
+sees neither this virtualenv nor the user's cache) gets its packages in a separate folder, copied into
+each desktop: pyautogui, because OSWorld's actions are pyautogui code executed on the desktop, and
+Starlette + uvicorn for the in-desktop server.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,7 +52,9 @@ CHECKER_PACKAGES = (
     "python-dotenv>=1.0",
     "playwright>=1.40",
 )
-#: pyautogui and its pure-Python helpers, for the desktop's python3 (python3-xlib, -tk, -pil come from apt).
+#: The desktop's python3 packages, all pure Python (python3-xlib, -tk, -pil come from apt): pyautogui and
+#: its helpers, and the in-desktop server's Starlette + uvicorn with their dependencies (python-multipart
+#: parses the uploads).
 DESKTOP_PACKAGES = (
     "pyautogui==0.9.54",
     "pymsgbox==2.0.1",
@@ -58,12 +64,35 @@ DESKTOP_PACKAGES = (
     "pyrect==0.2.0",
     "mouseinfo==0.1.3",
     "pyperclip==1.11.0",
+    "starlette==1.10.0",
+    "uvicorn==0.54.0",
+    "anyio==4.16.0",
+    "h11==0.16.0",
+    "click==8.5.1",
+    "idna==3.20",
+    "sniffio==1.3.1",
+    "typing_extensions==4.16.0",
+    "python-multipart==0.0.34",
 )
 
 
 def desktop_site() -> Path:
-    """Folder with pyautogui for the desktop's python3 (copied into each desktop session)."""
+    """Folder with the desktop python3's packages (copied into each desktop)."""
     return cache_root().parent / "osworld-desktop-site"
+
+
+def _canonical(requirement: str) -> str:
+    name, _, version = requirement.partition("==")
+    return f"{re.sub(r'[-_.]+', '-', name).lower()}=={version}"
+
+
+def missing_desktop_packages(site: Path) -> list[str]:
+    """The DESKTOP_PACKAGES pins not installed (at that version) in `site`."""
+    installed = {
+        _canonical(f"{d.metadata['Name']}=={d.version}")
+        for d in importlib.metadata.distributions(path=[str(site)])
+    }
+    return [p for p in DESKTOP_PACKAGES if _canonical(p) not in installed]
 
 
 def _pip(*args: str, quiet: bool) -> None:
@@ -91,10 +120,10 @@ def install(quiet: bool = False) -> None:
     if missing:
         _pip(*missing, quiet=quiet)
     site = desktop_site()
-    if not (site / "pyautogui").is_dir():
-        _pip("--no-deps", "--target", str(site), *DESKTOP_PACKAGES, quiet=quiet)
+    if desktop_missing := missing_desktop_packages(site):
+        _pip("--no-deps", "--upgrade", "--target", str(site), *desktop_missing, quiet=quiet)
     if not quiet:
-        print(f"OSWorld checkers ready; desktop pyautogui in {site}")
+        print(f"OSWorld checkers ready; the desktop's packages in {site}")
 
 
 #: Import name of each of CHECKER_PACKAGES, to check presence without pip.

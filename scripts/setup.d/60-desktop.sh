@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The desktop the OSWorld `local` provider drives (tests/osworld): an Xvfb display with openbox, xdotool for
 # input, the apps of OSWorld's runnable domains (LibreOffice with the GTK3 VCL plugin so AT-SPI sees it, GIMP,
-# VLC, Thunderbird), the AT-SPI bus + pyatspi (Debian's python3 walks the accessibility tree), bubblewrap for
-# the optional sandbox, and OSWorld's own evaluators (`desktop-env`, pinned, --no-deps + what its getters
-# and metrics import) into the venv. Test-only: `make run` needs none of it. Idempotent: skips what is there.
+# VLC, Thunderbird), the AT-SPI bus + pyatspi (Debian's python3 walks the accessibility tree), bubblewrap (the
+# desktop's sandbox), OSWorld's own evaluators (`desktop-env`, pinned, --no-deps + what its getters and
+# metrics import) into the venv, and the desktop python3's own packages (pyautogui, the in-desktop server's
+# Starlette + uvicorn). Test-only: `make run` needs none of it. Idempotent: installs only what is missing.
 set -euo pipefail
 . "$(dirname "$0")/_apt.bash"
 cd "$(dirname "$0")/../.."
@@ -17,11 +18,6 @@ APT_PACKAGES=(
 )
 apt_install_missing desktop "${APT_PACKAGES[@]}"
 
-# OSWorld's evaluators (desktop-env --no-deps + the `osworld` extra) and the desktop's pyautogui.
-SITE="${FORGE_CACHE_DIR:-$HOME/.cache/forge-eval}/osworld-desktop-site"
-if "$VENV/bin/python" -c 'import desktop_env, openpyxl, pptx, docx, cv2, skimage, formulas, gymnasium' 2>/dev/null \
-    && [[ -d "$SITE/pyautogui" ]]; then
-  echo "OSWorld checkers already installed"
-else
-  "$VENV/bin/python" -m forge_eval.benchmarks.osworld.install --quiet
-fi
+# OSWorld's evaluators (desktop-env --no-deps + the `osworld` extra) and the desktop's packages; the
+# installer checks what is there and installs only what is missing.
+"$VENV/bin/python" -m forge_eval.benchmarks.osworld.install --quiet

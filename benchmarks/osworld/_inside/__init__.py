@@ -1,0 +1,11 @@
+"""Programs the desktop's own python3 runs inside the desktop's sandbox, as the desktop user.
+
+They import nothing of forge_eval (the sandbox does not see it): the host copies this folder, read-only,
+into each desktop. `session.py` brings up the display and its services, forwards the host's ports in and
+runs the in-desktop server; `controller.py` is that server (the endpoints OSWorld's clients call);
+`atspi_tree.py` prints the accessibility tree. The container image runs the same programs.
+"""
+
+from pathlib import Path
+
+INSIDE_DIR = Path(__file__).parent
