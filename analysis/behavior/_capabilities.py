@@ -19,13 +19,20 @@ from forge_eval.analysis.behavior._gc import gc_paused
 FAILED_COMMAND_KINDS = frozenset({"tool_error", "nonzero_exit", "timeout"})
 
 
+def _always_measurable(rollouts: pd.DataFrame, calls: pd.DataFrame) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Capability:
-    """A behavior metric: `value(rollout, calls)` -> 0-100, or NaN when the rollout does not count."""
+    """A behavior metric: `value(rollout, calls)` -> 0-100, or NaN when the rollout does not count;
+    `unmeasurable(rollouts, calls)` says why a set of rollouts cannot show the metric at all (None: it
+    can), so the report says so instead of an empty value that reads as "no eligible rollouts"."""
 
     title: str
     definition: str
     value: Callable[[Mapping[str, Any], pd.DataFrame], float]
+    unmeasurable: Callable[[pd.DataFrame, pd.DataFrame], str | None] = _always_measurable
 
 
 CAPABILITIES: Registry[Capability] = Registry("behavior metric")
@@ -45,6 +52,27 @@ def _error_recovery(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
     if not calls["error_kind"].isin(FAILED_COMMAND_KINDS).any():
         return math.nan
     return 100.0 if rollout["passed"] else 0.0
+
+
+NO_EXIT_STATUS = (
+    "not measurable for this log: its shell tool's results carry no exit status and the run names no "
+    "harness that reports one (Inspect's bash() returns stderr and stdout only), so a failed command "
+    "cannot be told from one that succeeded; forge-eval's harnesses report it (react's bash appends "
+    "`exit status: N`)"
+)
+
+
+def _failures_unseen(rollouts: pd.DataFrame, calls: pd.DataFrame) -> str | None:
+    """Error recovery needs failed commands to be visible: not so for shell calls of a run that names no
+    harness when no shell result shows an exit status (a plain Inspect `bash()` run)."""
+    shell = calls[calls["generic_shell"].astype(bool)] if len(calls) else calls
+    if shell.empty or shell["error_kind"].isin(("nonzero_exit", "timeout")).any():
+        return None
+    named = rollouts.get("harness_named", pd.Series(True, index=rollouts.index)).astype(bool)
+    unnamed = rollouts.loc[~named, ["task_id", "seed", "epoch"]]
+    if unnamed.empty or shell.merge(unnamed, on=["task_id", "seed", "epoch"]).empty:
+        return None
+    return NO_EXIT_STATUS
 
 
 def reads_back(calls: pd.DataFrame) -> bool | None:
@@ -148,6 +176,7 @@ _register(
         "Among rollouts with at least one failed command (tool error, non-zero exit or timeout), the % that "
         "still solve the task.",
         _error_recovery,
+        _failures_unseen,
     ),
 )
 _register(

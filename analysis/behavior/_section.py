@@ -18,6 +18,8 @@ _MAX_TOOLS = 12
 
 
 def _fmt(interval: dict[str, Any] | None) -> str:
+    if interval and interval.get("not_measurable"):
+        return interval["not_measurable"]
     if not interval or interval.get("estimate") is None:
         return "n/a"
     text = f"{interval['estimate']:.1f}"
@@ -74,7 +76,9 @@ def _capability_chart(capabilities: dict[str, dict[str, Any]], titles: dict[str,
         values = [_value(i) for i in items]
         ax.barh(range(len(names)), values, xerr=_errors(items), color="#8172b2", capsize=3)
         for row, item in enumerate(items):
-            if (item or {}).get("estimate") is None:
+            if (item or {}).get("not_measurable"):
+                ax.text(1, row, "not measurable for this log", va="center", color="#777777")
+            elif (item or {}).get("estimate") is None:
                 ax.text(1, row, "n/a (no eligible rollouts)", va="center", color="#777777")
         ax.set_yticks(range(len(names)), [titles.get(n, n) for n in names])
         ax.invert_yaxis()

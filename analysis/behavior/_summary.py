@@ -74,10 +74,23 @@ class _Group:
     transcripts: Transcripts
     values: pd.DataFrame  # capability columns, aligned with transcripts.rollouts
 
+    def unmeasurable(self) -> dict[str, str]:
+        """Capability name -> why these rollouts cannot show it (only the capabilities that cannot)."""
+        calls = self.transcripts.calls[self.transcripts.calls["tool"] != ""]
+        found = {
+            name: CAPABILITIES.get(name).unmeasurable(self.transcripts.rollouts, calls)
+            for name in capability_names()
+        }
+        return {name: reason for name, reason in found.items() if reason}
+
     def capability_cells(self) -> dict[str, pd.DataFrame]:
-        """Capability name -> its (task_id, seed, value) cells."""
+        """Capability name -> its (task_id, seed, value) cells (none for one that is not measurable)."""
         frame = pd.concat([self.transcripts.rollouts[_CELL], self.values], axis=1)
-        return {name: _cells(frame, name) for name in capability_names()}
+        unmeasurable = self.unmeasurable()
+        return {
+            name: _cells(frame, name).iloc[0:0] if name in unmeasurable else _cells(frame, name)
+            for name in capability_names()
+        }
 
 
 def _agent_calls(transcripts: Transcripts, successful_only: bool) -> pd.DataFrame:
@@ -124,6 +137,7 @@ def _group_summary(group: _Group, n_resamples: int, random_state: int) -> dict[s
 
     transcripts = group.transcripts
     rollouts = transcripts.rollouts
+    unmeasurable = group.unmeasurable()
     tools_by_count = transcripts.calls.loc[transcripts.calls["tool"] != "", "tool"].value_counts()
     shares, pooled = {}, {}
     for subset, successful in (("all", False), ("successful", True)):
@@ -140,7 +154,10 @@ def _group_summary(group: _Group, n_resamples: int, random_state: int) -> dict[s
         # rollouts whose proxy records gave a parse verdict per turn ("matched") or could not ("mismatched")
         "proxy_records": {str(k): int(v) for k, v in rollouts["records"].value_counts().items() if k},
         "call_counts": {str(k): int(v) for k, v in tools_by_count.items()},
-        "capabilities": {name: interval(cells) for name, cells in group.capability_cells().items()},
+        "capabilities": {
+            name: interval(cells) | ({"not_measurable": unmeasurable[name]} if name in unmeasurable else {})
+            for name, cells in group.capability_cells().items()
+        },
         "tool_shares": shares,
         "pooled_shares": pooled,
     }

@@ -43,7 +43,7 @@ CALL_COLUMNS = [
 ]  # fmt: skip
 ROLLOUT_COLUMNS = [
     "task_id", "seed", "epoch", "harness", "passed", "score", "n_calls", "n_turns", "ended_malformed",
-    "records", "services", "required_tools", "plan", "category", "difficulty",
+    "records", "services", "required_tools", "plan", "category", "difficulty", "harness_named",
 ]  # fmt: skip
 
 # Text a model wrote when it meant to call a tool but the payload did not parse into a call:
@@ -318,10 +318,11 @@ def sample_calls(
     return SampleCalls(rows, len(events), last_malformed, records)
 
 
-def _harness(log: EvalLog, default: str | None) -> str:
-    return str(
-        default or log.eval.task_args.get("harness") or (log.eval.metadata or {}).get("harness") or "react"
-    )
+def _harness(log: EvalLog, default: str | None) -> tuple[str, bool]:
+    """(the harness, whether the run names it): a log that names none (a plain Inspect run) is read with
+    react's rules, but nothing says how its shell tool reports a failed command."""
+    named = default or log.eval.task_args.get("harness") or (log.eval.metadata or {}).get("harness")
+    return str(named or "react"), bool(named)
 
 
 def _score(sample: EvalSample) -> float:
@@ -394,7 +395,7 @@ def read_transcripts(
     with gc_paused():
         for log in _logs_oldest_first(logs):
             seed = log_seed(log)
-            name = _harness(log, harness)
+            name, named = _harness(log, harness)
             rules = rules_for(name)
             for sample in log.samples or []:
                 key = {"task_id": str(sample.id), "seed": seed, "epoch": int(sample.epoch), "harness": name}
@@ -402,7 +403,8 @@ def read_transcripts(
                 found = sample_calls(sample, key, rules, specs, (records or {}).get(ident))
                 solved = passed.get(ident) if passed is not None else None
                 calls[ident] = found.rows
-                rollouts[ident] = _rollout_row(sample, key, found, solved, threshold)
+                row = _rollout_row(sample, key, found, solved, threshold)
+                rollouts[ident] = row | {"harness_named": named}
     call_table = pd.DataFrame([r for ident in sorted(calls) for r in calls[ident]], columns=CALL_COLUMNS)
     rollout_table = pd.DataFrame([rollouts[i] for i in sorted(rollouts)], columns=ROLLOUT_COLUMNS)
     return Transcripts(call_table, rollout_table)

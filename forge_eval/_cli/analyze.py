@@ -18,6 +18,8 @@ def _check_run_dir(path: Path, option: str) -> None:
 
 
 def _line(title: str, interval: dict[str, Any] | None, missing: str = "no eligible rollouts") -> str:
+    if interval and interval.get("not_measurable"):
+        return f"  {title:<28} {interval['not_measurable']}"
     if not interval or interval.get("estimate") is None:
         return f"  {title:<28} n/a ({missing})"
     text = f"  {title:<28} {interval['estimate']:6.1f}"

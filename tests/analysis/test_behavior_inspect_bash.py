@@ -62,3 +62,44 @@ def test_a_write_that_failed_does_not_count_as_a_write(tmp_path: Path) -> None:
     assert t.calls["access"].tolist()[:2] == ["write", "read"]
     # the only write failed: nothing was written, so there is nothing to verify
     assert capability_values(t.rollouts, t.calls)["self_verification"].isna().all()
+
+
+def test_a_plain_inspect_bash_run_reports_error_recovery_as_not_measurable(tmp_path: Path) -> None:
+    """Inspect's own react() with Inspect's own bash(): a failed command reads like any output, so error
+    recovery is "not measurable for this log", with the reason, instead of an empty value."""
+    from inspect_ai.agent import react
+
+    from forge_eval.analysis.behavior import summarize_behavior
+
+    outputs = [_call("bash", {"command": f"cat {tmp_path}/missing.txt"}), _call("submit", {"answer": "done"})]
+    task = Task(
+        dataset=[Sample(id="t1", input="read a file", target="done")],
+        solver=react(tools=[bash(timeout=30)]),
+        scorer=includes(),
+        sandbox="local",
+    )
+    [log] = eval(
+        task,
+        model=get_model("mockllm/model", custom_outputs=outputs),
+        log_dir=str(tmp_path),
+        display="none",
+        seed=0,
+    )
+    assert log.status == "success", log.error
+    plain = read_transcripts([log])
+    assert plain.calls["error_kind"].tolist()[:1] == [""]  # the failed `cat` left no trace of failing
+    assert plain.rollouts["harness_named"].tolist() == [False]
+    error_recovery = summarize_behavior(plain, n_resamples=200)["groups"]["overall"]["capabilities"][
+        "error_recovery"
+    ]
+    assert error_recovery["estimate"] is None
+    assert error_recovery["not_measurable"].startswith(
+        "not measurable for this log: its shell tool's results"
+    )
+    # the same log, read as a forge-eval react run (whose bash reports exit statuses): measurable, and no
+    # rollout had a failed command
+    named = read_transcripts([log], harness="react")
+    summary = summarize_behavior(named, n_resamples=200)["groups"]["overall"]["capabilities"]
+    assert "not_measurable" not in summary["error_recovery"] and summary["error_recovery"]["estimate"] is None
+    # other metrics are unaffected
+    assert "not_measurable" not in summary["self_verification"]
