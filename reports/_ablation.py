@@ -24,10 +24,19 @@ _COLORS = {"broadcast": "#cf222e", "masked": "#1a7f37", "terminal": "#0969da"}
 
 
 def _curve_chart(variants: dict[str, Any], key: str, ylabel: str, name: str, percent_axis: bool) -> str:
+    """Every seed's curve (thin), the mean over seeds (thick) and the band over runs, per variant."""
+
     def draw(figure: Figure) -> None:
         ax = figure.add_subplot()
+        scale = 100 if percent_axis else 1
         for variant, data in variants.items():
             curve = data["curves"][key]
+            color = _COLORS.get(variant)
+            for values in curve.get("per_seed", {}).values():
+                points = [(s, v) for s, v in zip(curve["step"], values, strict=True) if v is not None]
+                if points:
+                    steps, ys = zip(*points, strict=True)
+                    ax.plot(steps, [scale * y for y in ys], color=color, linewidth=0.6, alpha=0.35)
             points = [
                 (s, m, lo, hi)
                 for s, m, lo, hi in zip(
@@ -38,17 +47,18 @@ def _curve_chart(variants: dict[str, Any], key: str, ylabel: str, name: str, per
             if not points:
                 continue
             steps, mean, low, high = zip(*points, strict=True)
-            scale = 100 if percent_axis else 1
-            color = _COLORS.get(variant)
-            ax.plot(steps, [scale * v for v in mean], label=variant, color=color, linewidth=1.6)
-            ax.fill_between(
-                steps,
-                [scale * v for v in low],
-                [scale * v for v in high],
-                color=color,
-                alpha=0.15,
-                linewidth=0,
-            )
+            ax.plot(steps, [scale * v for v in mean], label=variant, color=color, linewidth=1.8)
+            band = [(s, lo, hi) for s, lo, hi in zip(steps, low, high, strict=True) if lo is not None]
+            if band:
+                bs, blo, bhi = zip(*band, strict=True)
+                ax.fill_between(
+                    bs,
+                    [scale * v for v in blo],
+                    [scale * v for v in bhi],
+                    color=color,
+                    alpha=0.15,
+                    linewidth=0,
+                )
         ax.set_xlabel("training step")
         ax.set_ylabel(ylabel)
         ax.legend(frameon=False)
@@ -61,80 +71,128 @@ def _nats(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f}"
 
 
-def _ci(d: dict[str, Any]) -> str:
-    low_high = interval(d["ci_low"], d["ci_high"])
-    return f'<td class="num">{percent(d["estimate"])}</td><td class="num">{low_high}</td>'
+def _points(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:+.1f}"
 
 
-def _points(d: dict[str, Any]) -> str:
-    return (
-        f'<td class="num">{100 * d["estimate"]:+.1f}</td>'
-        f'<td class="num">[{100 * d["ci_low"]:+.1f}, {100 * d["ci_high"]:+.1f}]</td>'
-    )
+def _span(low: float | None, high: float | None) -> str:
+    return "n/a" if low is None or high is None else f"[{_points(low)}, {_points(high)}]"
 
 
-def _ablation_sections(data: dict[str, Any]) -> list[Section]:
-    variants, verdict = data["variants"], data["verdict"]
-    sentences = "".join(f"<li>{esc(s)}</li>" for s in [*verdict["pairs"], *verdict.get("internal_calls", [])])
-    sections = [
-        Section(
-            "Verdict",
-            f"<p><strong>{esc(verdict['headline'])}</strong></p><ul>{sentences}</ul>"
-            f'<p class="muted">{esc(verdict["caveat"])}</p>',
-        )
-    ]
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
+
+
+def _per_seed(d: dict[str, Any]) -> str:
+    return " ".join(f"{100 * x:.0f}" for x in d["per_seed"].values())
+
+
+def _success_table(variants: dict[str, Any]) -> str:
     rows = "".join(
-        f"<tr><th>{esc(v)}</th>{_ci(d['final_success'])}{_ci(d['auc_success'])}"
-        f'<td class="num">{esc(", ".join(percent(x) for x in d["final_success_per_seed"].values()))}</td>'
+        f"<tr><th>{esc(v)}</th>"
+        f'<td class="num">{esc(_per_seed(d["final_success"]))}</td>'
+        f'<td class="num">{percent(d["final_success"]["estimate"])}</td>'
+        f'<td class="num">{interval(d["final_success"]["t_low"], d["final_success"]["t_high"])}</td>'
+        f'<td class="num">{interval(d["final_success"]["boot_low"], d["final_success"]["boot_high"])}</td>'
+        f'<td class="num">{percent(d["auc_success"]["estimate"])} '
+        f"{interval(d['auc_success']['t_low'], d['auc_success']['t_high'])}</td>"
+        f'<td class="num">{d["seeds_learned"]}/{d["final_success"]["n_runs"]}</td>'
         f'<td class="num">{_nats(d["internal_entropy_final"])}</td>'
         f'<td class="num">{d["seconds_per_step"]:.2f}</td></tr>'
         for v, d in variants.items()
     )
-    estimator = esc(next(iter(variants.values()))["final_success"]["estimator"])
-    sections.append(
-        Section(
-            "Final success",
-            '<table class="headline sortable"><thead><tr><th>variant</th><th>final held-out success</th>'
-            "<th>95% CI</th><th>area under the curve</th><th>95% CI</th><th>per seed (final)</th>"
-            "<th>internal-call surprisal (nats)</th><th>s/step</th></tr></thead>"
-            f"<tbody>{rows}</tbody></table>"
-            f'<p class="muted">Greedy success on held-out tasks. {estimator}. Area under the curve: '
-            "mean success "
-            "over the checkpoints after step 0. Internal-call surprisal: mean -logprob of the planner and "
-            "subagent tokens sampled in the last 5 training steps (uniform over the 12 filler "
-            "words: 2.48); it "
-            "falls when a variant trains those calls, and drifts in the others through the weights every "
-            "call shares.</p>",
-        )
+    return (
+        '<table class="headline sortable"><thead><tr><th>variant</th><th>final held-out success per seed (%)'
+        "</th><th>mean over runs</th><th>95% t interval (runs)</th><th>95% crossed bootstrap (runs x tasks)"
+        "</th><th>area under the curve [95% t]</th><th>runs reaching 80%</th>"
+        "<th>internal-call surprisal (nats)</th><th>s/step</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
     )
-    if data["pairs"]:
-        pair_rows = "".join(
-            f"<tr><th>{esc(p['b'])} − {esc(p['a'])}</th>{_points(p['final'])}{_points(p['auc'])}"
-            f"<td>{'yes' if p['seeds_agree'] else 'no'}</td><td "
-            f'class="num">{p["final"]["n_paired"]}</td></tr>'
-            for p in data["pairs"]
-        )
+
+
+def _pairs_table(pairs: list[dict[str, Any]], level: float) -> str:
+    rows = []
+    for p in pairs:
+        for metric, label in (("final", "final"), ("auc", "area under the curve")):
+            d = p[metric]
+            rows.append(
+                f"<tr><th>{esc(p['b'])} − {esc(p['a'])}</th><td>{label}</td>"
+                f'<td class="num">{esc(" ".join(_points(x) for x in d["per_seed"].values()))}</td>'
+                f'<td class="num">{_points(d["estimate"])}</td>'
+                f'<td class="num">{_span(d["t_low"], d["t_high"])}</td>'
+                f'<td class="num">{_span(d["boot_low"], d["boot_high"])}</td>'
+                f'<td class="num">{_p(d["p"])}</td><td class="num">{_p(d["p_adjusted"])}</td>'
+                f"<td>{'yes' if p['told_apart'][metric] else 'no'}</td></tr>"
+            )
+    level_text = f"{100 * level:.1f}%"
+    return (
+        '<table class="sortable"><thead><tr><th>difference</th><th>metric</th><th>per seed (points)</th>'
+        f"<th>mean (points)</th><th>{level_text} t interval</th><th>{level_text} crossed bootstrap</th>"
+        "<th>sign-flip p</th><th>corrected p</th><th>told apart</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _mode_sections(mode: str, summary: dict[str, Any], several: bool) -> list[Section]:
+    variants, verdict, inference = summary["variants"], summary["verdict"], summary["inference"]
+    suffix = f" ({mode})" if several else ""
+    anchor = mode.replace("-", "")
+    sentences = "".join(
+        f"<li>{esc(s)}</li>" for s in [*verdict["pairs"], verdict["learned"], *verdict["internal_calls"]]
+    )
+    sections = [
+        Section(
+            f"Verdict{suffix}",
+            f"<p>Loss aggregation <code>{esc(mode)}</code>.</p>"
+            f"<p><strong>{esc(verdict['headline'])}</strong></p><ul>{sentences}</ul>"
+            f'<p class="muted">{esc(verdict["method"])}</p>',
+            anchor=f"verdict-{anchor}",
+        ),
+        Section(
+            f"Success per run{suffix}",
+            _success_table(variants)
+            + '<p class="muted">Greedy success on the held-out tasks, one value per training run (seed). '
+            "Intervals are over runs: a t interval of the mean over seeds, and a bootstrap that resamples "
+            "seeds and held-out tasks independently. Area under the curve: mean success over the checkpoints "
+            "after step 0. Internal-call surprisal: mean -logprob of the planner and subagent tokens sampled "
+            "in the last 5 training steps (uniform over the 12 filler words: 2.48).</p>",
+            anchor=f"success-{anchor}",
+        ),
+    ]
+    if summary["pairs"]:
         sections.append(
             Section(
-                "Paired differences",
-                '<table class="sortable"><thead><tr><th>difference</th><th>final (points)</th><th>95% CI</th>'
-                "<th>area under the curve (points)</th><th>95% CI</th><th>all seeds same "
-                "sign</th><th>cells</th>"
-                f"</tr></thead><tbody>{pair_rows}</tbody></table>"
-                f'<p class="muted">{esc(data["pairs"][0]["final"]["estimator"])}.</p>',
+                f"Run-level differences{suffix}",
+                _pairs_table(summary["pairs"], inference["level"])
+                + '<p class="muted">Per seed: mean over held-out tasks of b − a. '
+                + f"{esc(inference['correction'])}"
+                f"; at least {inference['runs_needed']} runs per variant are needed before any pair can be "
+                f"told apart ({inference['n_runs']} here).</p>",
+                anchor=f"pairs-{anchor}",
             )
         )
     sections.append(
         Section(
-            "Learning curves",
-            "<p>Mean over seeds (line) and the range over seeds (band).</p>"
-            + _curve_chart(variants, "heldout_success", "held-out success (%)", "heldout", True)
-            + _curve_chart(variants, "train_reward", "training reward (%)", "reward", True)
-            + _curve_chart(variants, "internal_entropy", "internal-call surprisal (nats)", "entropy", False),
+            f"Learning curves{suffix}",
+            "<p>Thin lines: each seed; thick: the mean over seeds; band: pointwise 95% t interval over "
+            "runs.</p>"
+            + _curve_chart(variants, "heldout_success", "held-out success (%)", f"heldout-{anchor}", True)
+            + _curve_chart(variants, "train_reward", "training reward (%)", f"reward-{anchor}", True)
+            + _curve_chart(
+                variants, "internal_entropy", "internal-call surprisal (nats)", f"entropy-{anchor}", False
+            ),
+            anchor=f"curves-{anchor}",
         )
     )
+    return sections
+
+
+def _ablation_sections(data: dict[str, Any]) -> list[Section]:
+    modes = data["by_loss_agg"]
+    sections = [s for mode, summary in modes.items() for s in _mode_sections(mode, summary, len(modes) > 1)]
     runs = "".join(
-        f"<tr><td>{esc(r['config']['variant'])}</td><td>{r['config']['seed']}</td><td><code>{esc(r['init_hash'])}</code></td>"
+        f"<tr><td>{esc(r['config']['loss_agg'])}</td><td>{esc(r['config']['variant'])}</td>"
+        f"<td>{r['config']['seed']}</td><td><code>{esc(r['init_hash'])}</code></td>"
         f"<td><code>{esc(r['data_hash'])}</code></td><td><code>{esc(r['final_hash'])}</code></td>"
         f'<td class="num">{r["seconds_per_step"]:.2f}</td></tr>'
         for r in data["runs"]
@@ -148,11 +206,10 @@ def _ablation_sections(data: dict[str, Any]) -> list[Section]:
             f"<tr><th>held-out tasks</th><td>{esc(', '.join(data['heldout_tasks']))}</td></tr>"
             "</tbody></table>"
             "<p>Every variant of a seed starts from the same weights and sees the same tasks in the "
-            "same order "
-            "(equal hashes below).</p>"
-            '<table class="sortable"><thead><tr><th>variant</th><th>seed</th><th>initial weights</th>'
-            f"<th>data order</th><th>final "
-            f"weights</th><th>s/step</th></tr></thead><tbody>{runs}</tbody></table>",
+            "same order (equal hashes below).</p>"
+            '<table class="sortable"><thead><tr><th>loss aggregation</th><th>variant</th><th>seed</th>'
+            "<th>initial weights</th><th>data order</th><th>final weights</th><th>s/step</th></tr></thead>"
+            f"<tbody>{runs}</tbody></table>",
         )
     )
     return sections

@@ -4,6 +4,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -15,8 +16,29 @@ def ablate() -> None:
     """Ablations of the training method."""
 
 
-def _variants(value: str) -> tuple[str, ...]:
+def _names(value: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip())
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}"
+
+
+def _echo_mode(mode: str, summary: dict[str, Any]) -> None:
+    """One loss aggregation mode's table (a row per variant: every seed's final held-out success, the
+    mean over runs with its 95% t interval) and its verdict."""
+    click.echo(f"loss aggregation {mode}:")
+    for name, v in summary["variants"].items():
+        f = v["final_success"]
+        seeds = " ".join(f"{100 * x:3.0f}" for x in f["per_seed"].values())
+        click.echo(
+            f"  {name:<10} final held-out success per seed (%): {seeds}; mean {_percent(f['estimate'])} "
+            f"[{_percent(f['t_low'])}, {_percent(f['t_high'])}] (95% t over runs)"
+        )
+    verdict = summary["verdict"]
+    click.echo(f"  {verdict['headline']}")
+    for sentence in [*verdict["pairs"], verdict["learned"], *verdict["internal_calls"]]:
+        click.echo(f"    {sentence}")
 
 
 @ablate.command()
@@ -26,7 +48,14 @@ def _variants(value: str) -> tuple[str, ...]:
     show_default=True,
     help="Comma-separated credit variants.",
 )
-@click.option("--seeds", default=2, show_default=True, help="Training seeds per variant.")
+@click.option(
+    "--loss-agg",
+    default="token-mean",
+    show_default=True,
+    help="veRL loss aggregation mode(s): token-mean, seq-mean-token-mean, seq-mean-token-sum, token-sum; "
+    "a comma list runs the ablation under each, with a verdict per mode.",
+)
+@click.option("--seeds", default=8, show_default=True, help="Training seeds (runs) per variant.")
 @click.option("--seed-base", default=0, show_default=True, help="First seed.")
 @click.option("--steps", default=100, show_default=True, help="GRPO steps per run.")
 @click.option(
@@ -84,6 +113,7 @@ def _variants(value: str) -> tuple[str, ...]:
 @click.option("--resamples", default=10_000, show_default=True, help="Bootstrap resamples per interval.")
 def credit(
     variants: str,
+    loss_agg: str,
     seeds: int,
     seed_base: int,
     steps: int,
@@ -105,10 +135,11 @@ def credit(
     """Compare the credit variants: broadcast (Eq. 1), masked, terminal.
 
     Trains each variant from the same initial weights with the same seeds and data order, evaluates every
-    checkpoint on held-out tasks, and writes OUT/ablation.json and OUT/report.html (learning curves, final
-    success with CIs, paired differences, a verdict). Re-running the same command resumes.
+    checkpoint on held-out tasks, and writes OUT/ablation.json and OUT/report.html (learning curves, success
+    per run, run-level differences with intervals and sign-flip p values, a verdict per loss aggregation
+    mode). Re-running the same command resumes.
     """
-    names = _variants(variants)
+    names = _names(variants)
     if resamples < 100:
         raise UsageError(f"--resamples must be at least 100, got {resamples}")
     command = shlex.join(["forge-eval", *sys.argv[1:]])
@@ -132,6 +163,7 @@ def credit(
         return
     config = ablation.AblationConfig(
         variants=names,
+        loss_agg=_names(loss_agg),
         seeds=seeds,
         seed_base=seed_base,
         steps=steps,
@@ -159,15 +191,6 @@ def credit(
         n_resamples=resamples,
         progress=lambda line: click.echo(line, err=True),
     )
-    for name, v in data["variants"].items():
-        f = v["final_success"]
-        held, train = v["curves"]["heldout_reward"]["mean"], v["curves"]["train_reward"]["mean"]
-        click.echo(
-            f"{name:<10} final held-out success {100 * f['estimate']:5.1f}% "
-            f"[{100 * f['ci_low']:.1f}, {100 * f['ci_high']:.1f}]; held-out reward {held[0]:.2f} -> "
-            f"{held[-1]:.2f}, training reward {train[0]:.2f} -> {train[-1]:.2f}"
-        )
-    click.echo(data["verdict"]["headline"])
-    for sentence in [*data["verdict"]["pairs"], *data["verdict"]["internal_calls"]]:
-        click.echo(f"  {sentence}")
+    for mode, summary in data["by_loss_agg"].items():
+        _echo_mode(mode, summary)
     click.echo(f"report: {build_ablation_report(out)}")

@@ -31,23 +31,25 @@ def test_short_ablation_end_to_end_writes_json_and_report(tmp_path):
     result = _invoke("--seeds", "2", *TINY, "--jobs", "2", "--resamples", "200", "--out", str(out))
     assert result.exit_code == 0, result.output
     data = json.loads((out / "ablation.json").read_text())
-    assert list(data["variants"]) == ["broadcast", "masked", "terminal"]
-    for variant in data["variants"].values():
+    assert list(data["by_loss_agg"]) == ["token-mean"]  # veRL's default mode
+    summary = data["by_loss_agg"]["token-mean"]
+    assert list(summary["variants"]) == ["broadcast", "masked", "terminal"]
+    for variant in summary["variants"].values():
         curve = variant["curves"]["heldout_success"]
-        assert curve["step"] == [0, 1, 2] and len(curve["mean"]) == 3
-        assert all(
-            lo <= m <= hi for lo, m, hi in zip(curve["low"], curve["mean"], curve["high"], strict=True)
-        )
+        assert curve["step"] == [0, 1, 2] and len(curve["mean"]) == 3 and set(curve["per_seed"]) == {"0", "1"}
         final = variant["final_success"]
-        assert final["ci_low"] <= final["estimate"] <= final["ci_high"] and final["n_tasks"] == 3
-        assert final["n_seeds"] == 2
-    assert [(p["a"], p["b"]) for p in data["pairs"]] == [
+        assert final["n_runs"] == 2 and final["n_tasks"] == 3 and set(final["per_seed"]) == {"0", "1"}
+        assert final["t_low"] <= final["estimate"] <= final["t_high"]
+    assert [(p["a"], p["b"]) for p in summary["pairs"]] == [
         ("broadcast", "masked"),
         ("broadcast", "terminal"),
         ("masked", "terminal"),
     ]
-    assert all(p["final"]["n_paired"] == 6 for p in data["pairs"])  # 3 tasks x 2 seeds
-    assert data["verdict"]["headline"] and len(data["verdict"]["pairs"]) == 3
+    # two runs per variant can never tell a pair apart, and the verdict says so instead of a result
+    assert summary["inference"]["runs_needed"] == 8 and not summary["inference"]["enough_runs"]
+    assert not any(any(p["told_apart"].values()) for p in summary["pairs"])
+    assert "at least 8 runs per variant are needed" in summary["verdict"]["headline"]
+    assert "at least 8 runs per variant are needed" in result.output
     # every variant of a seed starts from the same weights and sees the same data order
     by_seed: dict[int, set[tuple[str, str]]] = {}
     for run in data["runs"]:
@@ -56,24 +58,44 @@ def test_short_ablation_end_to_end_writes_json_and_report(tmp_path):
     assert by_seed[0] != by_seed[1]  # and the seeds differ
     # each variant trained only the roles it credits
     roles = {
-        v: _roles_trained(json.loads((out / "runs" / f"{v}-seed0" / RUN_FILE).read_text()))
+        v: _roles_trained(json.loads((out / "runs" / "token-mean" / f"{v}-seed0" / RUN_FILE).read_text()))
         for v in ("broadcast", "masked", "terminal")
     }
     assert roles["broadcast"] >= {"planner", "subagent"}
     assert roles["masked"] <= {"action", "answer"} and roles["terminal"] <= {"action", "answer"}
     report = (out / "report.html").read_text()
-    for part in ("Verdict", "Paired differences", "Learning curves", "<svg", "broadcast", "terminal"):
+    for part in ("Verdict", "Run-level differences", "Learning curves", "<svg", "broadcast", "terminal"):
         assert part in report
     # the same command again resumes: nothing left to train, the same numbers
     again = _invoke("--seeds", "2", *TINY, "--jobs", "2", "--resamples", "200", "--out", str(out))
     assert again.exit_code == 0, again.output
     assert " run(s) (" not in again.output  # no "training N run(s)" progress: nothing left to train
-    assert json.loads((out / "ablation.json").read_text())["variants"] == data["variants"]
+    assert json.loads((out / "ablation.json").read_text())["by_loss_agg"] == data["by_loss_agg"]
     # another ablation pointed at the same directory is refused, naming what differs
     other = CliRunner().invoke(
         cli, ["ablate", "credit", "--seeds", "2", *TINY, "--lr", "0.1", "--out", str(out)]
     )
     assert getattr(other.exception, "exit_code", None) == 2 and "lr" in str(other.exception)
+
+
+@pytest.mark.slow
+def test_a_comma_list_of_loss_modes_runs_the_ablation_under_each_with_a_verdict_each(tmp_path):
+    out = tmp_path / "modes"
+    args = ["--variants", "masked,terminal", "--seeds", "1", "--loss-agg", "token-mean,token-sum", *TINY]
+    result = _invoke(*args, "--jobs", "2", "--resamples", "200", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "ablation.json").read_text())
+    assert list(data["by_loss_agg"]) == ["token-mean", "token-sum"]
+    assert {(r["config"]["loss_agg"], r["config"]["variant"]) for r in data["runs"]} == {
+        (m, v) for m in ("token-mean", "token-sum") for v in ("masked", "terminal")
+    }
+    # one seed, the same initial weights and data order under both modes; different training after
+    runs = {(r["config"]["loss_agg"], r["config"]["variant"]): r for r in data["runs"]}
+    assert runs["token-mean", "masked"]["init_hash"] == runs["token-sum", "masked"]["init_hash"]
+    assert runs["token-mean", "masked"]["final_hash"] != runs["token-sum", "masked"]["final_hash"]
+    assert "loss aggregation token-mean:" in result.output and "loss aggregation token-sum:" in result.output
+    report = (out / "report.html").read_text()
+    assert "Verdict (token-mean)" in report and "Verdict (token-sum)" in report
 
 
 def _roles_trained(run: dict) -> set[str]:
@@ -125,6 +147,8 @@ def test_same_seed_same_curve_and_resume_after_interrupt(tmp_path, monkeypatch):
         (["--harness", "codex"], "unknown ablation harness 'codex'"),
         (["--group-size", "1"], "at least 2"),
         (["--variants", "masked,masked"], "distinct"),
+        (["--loss-agg", "token-mean,mean"], "unknown loss aggregation mode 'mean'"),
+        (["--loss-agg", "token-sum,token-sum"], "distinct"),
     ],
 )
 def test_bad_settings_are_usage_errors(tmp_path, args, message):

@@ -1,9 +1,10 @@
 """`run_ablation`: train every credit variant from the same initial policy, seeds and data order; compare.
 
-Each (variant, seed) run lives in `<out>/runs/<variant>-seed<seed>/` and is finished when its `run.json`
-exists; an interrupted ablation resumes from the runs' checkpoints. Runs go to `jobs` worker processes
-(spawned: the parent never initialises torch's threads before forking). The statistics and the report are
-rebuilt from the run files at the end, so they can be recomputed without training.
+Each (loss aggregation, variant, seed) run lives in `<out>/runs/<loss_agg>/<variant>-seed<seed>/` and is
+finished when its `run.json` exists; an interrupted ablation resumes from the runs' checkpoints. Runs go
+to `jobs` worker processes (spawned: the parent never initialises torch's threads before forking). The
+statistics and the report are rebuilt from the run files at the end, so they can be recomputed without
+training.
 """
 
 import json
@@ -18,6 +19,7 @@ from typing import Any
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval._registry import Registry
 from forge_eval.training.ablation._harness import HARNESS
+from forge_eval.training.ablation._loss import DEFAULT_LOSS_AGG, LOSS_AGGREGATIONS
 from forge_eval.training.ablation._policies import POLICIES
 from forge_eval.training.ablation._run import RUN_FILE, RunConfig
 from forge_eval.training.ablation._summary import summarize
@@ -33,9 +35,11 @@ ABLATION_HARNESSES.register(HARNESS, "planner call + reviewer subagent call + se
 
 @dataclass(frozen=True)
 class AblationConfig:
-    """What an ablation trains; every variant gets the same settings, seeds and data order."""
+    """What an ablation trains; every variant gets the same settings, seeds and data order, under each
+    loss aggregation mode of `loss_agg` in turn."""
 
     variants: tuple[str, ...] = ("broadcast", "masked", "terminal")
+    loss_agg: tuple[str, ...] = (DEFAULT_LOSS_AGG,)
     seeds: int = 2
     seed_base: int = 0
     steps: int = 100
@@ -55,6 +59,10 @@ class AblationConfig:
             CREDIT_VARIANTS.get(v)
         if len(set(self.variants)) != len(self.variants) or not self.variants:
             raise UsageError(f"--variants must name distinct variants, got {','.join(self.variants)!r}")
+        for mode in self.loss_agg:
+            LOSS_AGGREGATIONS.get(mode)
+        if len(set(self.loss_agg)) != len(self.loss_agg) or not self.loss_agg:
+            raise UsageError(f"--loss-agg must name distinct modes, got {','.join(self.loss_agg)!r}")
         ABLATION_HARNESSES.get(self.harness)
         policy = POLICIES.get(self.policy)
         missing = policy.missing()
@@ -77,21 +85,22 @@ class AblationConfig:
         shared = {
             f.name: getattr(self, f.name)
             for f in fields(RunConfig)
-            if hasattr(self, f.name) and f.name not in ("variant", "seed")
+            if hasattr(self, f.name) and f.name not in ("variant", "seed", "loss_agg")
         } | {
             "lr": policy.lr if self.lr is None else self.lr,
             "ppo_epochs": policy.ppo_epochs if self.ppo_epochs is None else self.ppo_epochs,
             "entropy_coeff": policy.entropy_coeff if self.entropy_coeff is None else self.entropy_coeff,
         }
         return [
-            RunConfig(variant=v, seed=self.seed_base + k, **shared)
+            RunConfig(variant=v, seed=self.seed_base + k, loss_agg=mode, **shared)
+            for mode in self.loss_agg
             for k in range(self.seeds)
             for v in self.variants
         ]
 
 
 def run_dir(out: Path, config: RunConfig) -> Path:
-    return out / "runs" / f"{config.variant}-seed{config.seed}"
+    return out / "runs" / config.loss_agg / f"{config.variant}-seed{config.seed}"
 
 
 def _execute(config: RunConfig, out: str) -> dict[str, Any]:
@@ -103,7 +112,7 @@ def _execute(config: RunConfig, out: str) -> dict[str, Any]:
 def _claim(out: Path, config: AblationConfig, command: str) -> None:
     """Record the configuration; a different ablation pointed at the same directory is refused."""
     path = out / CONFIG_FILE
-    wanted = asdict(config) | {"variants": list(config.variants)}
+    wanted = _settings(config)
     if path.exists():
         saved = json.loads(path.read_text())["config"]
         if saved != wanted:
@@ -146,11 +155,16 @@ def run_ablation(
                 rc = futures[future]
                 results[rc] = future.result()
                 final = results[rc]["eval"][-1]["success"]
+                mode = f" ({rc.loss_agg})" if len(config.loss_agg) > 1 else ""
                 progress(
-                    f"  {rc.variant} seed {rc.seed}: held-out success {final:.0%} "
+                    f"  {rc.variant} seed {rc.seed}{mode}: held-out success {final:.0%} "
                     f"({results[rc]['seconds_per_step']:.2f} s/step)"
                 )
     return write_summary(out, config, results, command=command, n_resamples=n_resamples)
+
+
+def _settings(config: AblationConfig) -> dict[str, Any]:
+    return asdict(config) | {"variants": list(config.variants), "loss_agg": list(config.loss_agg)}
 
 
 def write_summary(
@@ -161,9 +175,18 @@ def write_summary(
     command: str,
     n_resamples: int,
 ) -> dict[str, Any]:
+    """Statistics per loss aggregation mode (each its own verdict) from the finished runs."""
     run_configs = config.run_configs()
-    by_variant = {v: [results[rc] for rc in run_configs if rc.variant == v] for v in config.variants}
-    summary = summarize(by_variant, n_resamples=n_resamples)
+    by_mode = {
+        mode: summarize(
+            {
+                v: [results[rc] for rc in run_configs if rc.variant == v and rc.loss_agg == mode]
+                for v in config.variants
+            },
+            n_resamples=n_resamples,
+        )
+        for mode in config.loss_agg
+    }
     runs = [
         {k: results[rc][k] for k in ("config", "init_hash", "data_hash", "final_hash", "seconds_per_step")}
         for rc in run_configs
@@ -172,12 +195,11 @@ def write_summary(
         "kind": "credit-ablation",
         "command": command,
         # the settings a run resolved from its policy (None in the command means "the policy's own")
-        "config": asdict(config)
-        | {"variants": list(config.variants)}
+        "config": _settings(config)
         | {k: getattr(run_configs[0], k) for k in ("lr", "ppo_epochs", "entropy_coeff")},
         "heldout_tasks": next(iter(results.values()))["heldout"],
         "runs": runs,
-        **summary,
+        "by_loss_agg": by_mode,
     }
     (out / ABLATION_FILE).write_text(json.dumps(document, indent=1))
     return document

@@ -3,7 +3,8 @@
 Per step: draw the step's tasks (a pure function of seed and step), run `group_size` rollouts of each
 through the recording proxy with the `plan-act` harness, read the records back over the control plane,
 rebuild trajectories, tag roles, apply the credit variant and GRPO (`build_batch`), and take
-`ppo_epochs` clipped policy-gradient steps on the rows. Every `eval_every` steps the policy is evaluated
+`ppo_epochs` clipped policy-gradient steps on the rows (veRL's vanilla PPO loss, aggregated by
+`loss_agg`). Every `eval_every` steps the policy is evaluated
 greedily on the held-out tasks and the run is checkpointed (weights, optimizer, curves); a re-run resumes
 from the last checkpoint and, because sampling seeds and data order are pure functions of (seed, step,
 rollout), continues exactly.
@@ -27,16 +28,16 @@ from forge_eval.proxy import HttpProxyControl, ProxyConfig, create_app, create_c
 from forge_eval.training import build_batch, build_trajectory, credit_variant
 from forge_eval.training.ablation import _slots
 from forge_eval.training.ablation._harness import HARNESS, run_plan_act
+from forge_eval.training.ablation._loss import DEFAULT_LOSS_AGG, agg_loss, pg_losses
 from forge_eval.training.ablation._policies import POLICIES
 from forge_eval.training.ablation._upstream import PolicyUpstream
 from forge_eval.training.batch import TrainingRow
 from forge_eval.training.credit import TASK_ROLES
-from forge_eval.training.trajectories import Trajectory
+from forge_eval.training.trajectories import Trajectory, TrajectoryCall
 
 _TINY = POLICIES.get("tiny")  # a bare RunConfig trains the default policy with its own settings
 RUN_FILE = "run.json"
 CHECKPOINT = "checkpoint.pt"
-CONCURRENCY = 8
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class RunConfig:
     clip: float = 0.2
     grad_clip: float = 1.0  # max global gradient norm per update (veRL's actor.grad_clip)
     entropy_coeff: float = _TINY.entropy_coeff  # bonus on the trained tokens (veRL's actor.entropy_coeff)
+    loss_agg: str = DEFAULT_LOSS_AGG  # veRL's actor.loss_agg_mode
     eval_every: int = 20
     n_heldout: int = 14
     split_seed: int = 0
@@ -61,6 +63,7 @@ class RunConfig:
     n_layers: int = 2
     gamma: float = 1.0
     keep_records: bool = False
+    sampling_batch: int = 0  # calls decoded together at most (0: every waiting call of the step)
 
 
 def _import_torch() -> Any:
@@ -82,6 +85,7 @@ class _Proxy:
     the run's event loop, the control plane reached in-process (no listener; admin key) from that loop."""
 
     def __init__(self, records: Path, upstream: PolicyUpstream) -> None:
+        self.upstream = upstream
         self.config = ProxyConfig(records_dir=records, secret=secrets.token_hex(16))
         self.app = create_app(self.config, upstream)
         self.control = HttpProxyControl.in_process(create_control_app(self.app), str(self.config.admin_key))
@@ -109,18 +113,22 @@ async def _rollout(
 async def _rollouts(
     proxy: _Proxy, jobs: list[tuple[str, _slots.SlotTask, str, dict[str, Any]]], mode: str
 ) -> list[Trajectory]:
-    """Run `jobs` (rollout id, task, group, sampling), `CONCURRENCY` at a time (the proxy, the policy and
-    the harness share one core and one event loop: more in flight only adds open connections)."""
-    gate = asyncio.Semaphore(CONCURRENCY)
+    """Run `jobs` (rollout id, task, group, sampling) all at once: the upstream decodes their calls in
+    batches once every rollout is waiting on one, so none may wait for a connection (no pool limit)."""
+    upstream = proxy.upstream
+    upstream.open_sessions(len(jobs))
 
     async def one(
         client: aiohttp.ClientSession, job: tuple[str, _slots.SlotTask, str, dict[str, Any]]
     ) -> Trajectory:
-        async with gate:
+        try:
             return await _rollout(proxy, client, *job, mode)
+        finally:
+            upstream.close_session()
 
     # the harness's own HTTP client: aiohttp, as the proxy's upstream client (half httpx's CPU per call)
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as client:
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=120)) as client:
         return await asyncio.gather(*(one(client, job) for job in jobs))
 
 
@@ -135,6 +143,18 @@ def _internal_entropy(trajectories: list[Trajectory]) -> float | None:
         -float(lp) for t in trajectories for c in t.calls if c.role not in TASK_ROLES for lp in c.logprobs
     ]
     return float(np.mean(values)) if values else None
+
+
+def _segments(row: TrainingRow, calls: dict[str, TrajectoryCall]) -> list[tuple[int, int]]:
+    """The trained calls of a (prefix-merged) row as (start, length) in its response: call k's response
+    starts where its prompt, which extends the row's first prompt, ends."""
+    spans = []
+    for call_id in row.call_ids:
+        call = calls[call_id]
+        start = len(call.prompt_ids) - len(row.prompt_ids)
+        if row.response_mask[start]:
+            spans.append((start, len(call.response_ids)))
+    return spans
 
 
 class Run:
@@ -152,7 +172,9 @@ class Run:
         self.model = POLICIES.get(config.policy).build(config)
         self.init_hash = weights_hash(self.model)
         self.optimizer = self.torch.optim.Adam(self.model.parameters(), lr=config.lr)
-        self.upstream = PolicyUpstream(self.model, f"forge-{config.policy}-policy")
+        self.upstream = PolicyUpstream(
+            self.model, f"forge-{config.policy}-policy", max_batch=config.sampling_batch
+        )
         self.records = out / "records"
         self.state: dict[str, Any] = {"step": 0, "train": [], "eval": [], "seconds": 0.0}
 
@@ -232,10 +254,9 @@ class Run:
         ]
         trajectories = await _rollouts(proxy, jobs, "train")
         self._drop_records(jobs)
-        # "rollout": every rollout weighs the same; with per-token weights, a failing long rollout pushes its
-        # many action tokens down harder than a rollout that answers at once, and the policy collapses onto
-        # answering at once (seen with loss_norm="token")
-        batch = build_batch(trajectories, credit=self.credit, merge=False, loss_norm="rollout")
+        # prefix-merged rows, as veRL's agent loop hands them over: a chain of calls is one sequence, so
+        # its shared prompt is computed once (and the seq-mean loss modes weigh chains, as veRL does)
+        batch = build_batch(trajectories, credit=self.credit, merge=True)
         roles: Counter[str] = Counter()
         for row in batch.rows:
             roles[row.roles[0]] += int(row.response_mask.sum())
@@ -250,33 +271,45 @@ class Run:
         }
         rows = [r for r in batch.rows if np.any(r.advantages != 0)]
         if rows:
-            metrics |= self._update(rows, n_rollouts=len({r.rollout_id for r in batch.rows}))
+            calls = {c.call_id: c for t in trajectories for c in t.calls}
+            metrics |= self._update(rows, [_segments(r, calls) for r in rows])
         return metrics
 
-    def _update(self, rows: list[TrainingRow], n_rollouts: int) -> dict[str, float]:
-        """`ppo_epochs` clipped policy-gradient updates on one step's rows (veRL's actor update, one
-        mini-batch): the rollouts are the expensive part here, so reusing them for a few updates buys
-        more learning per second than sampling more. Per-rollout loss weights sum to 1 per rollout."""
+    def _update(self, rows: list[TrainingRow], segments: list[list[tuple[int, int]]]) -> dict[str, float]:
+        """`ppo_epochs` clipped policy-gradient updates on one step's rows (veRL's actor update on one
+        mini-batch): the policy loss and the entropy bonus are aggregated by `loss_agg` over the trained
+        tokens, as veRL's `loss_agg_mode` does."""
         from forge_eval.training.ablation._model import Responses, response_logprobs
 
         torch, c = self.torch, self.config
         self.model.train()
         batch = Responses.build(
-            self.model, [r.prompt_ids.tolist() for r in rows], [r.response_ids.tolist() for r in rows]
+            self.model,
+            [r.prompt_ids.tolist() for r in rows],
+            [r.response_ids.tolist() for r in rows],
+            segments,
         )
-        old = torch.from_numpy(np.concatenate([r.logprobs for r in rows]))
-        weights = torch.from_numpy(np.concatenate([r.loss_weights for r in rows]))
-        weighted = torch.from_numpy(np.concatenate([r.advantages for r in rows])) * weights
+        width = max(len(r.response_ids) for r in rows)
+
+        def padded(values: list[np.ndarray]) -> Any:
+            return torch.from_numpy(np.stack([np.pad(v, (0, width - len(v))) for v in values]))
+
+        where = (batch.row, batch.offset)
+        old = padded([r.logprobs for r in rows])[where]
+        advantages = padded([r.advantages for r in rows])[where]
+        mask = padded([r.response_mask for r in rows]).bool()
+
+        def matrix(flat: Any) -> Any:
+            return torch.zeros(mask.shape).index_put(where, flat)
+
         mismatch = 0.0
         losses, norms = [], []
         for epoch in range(c.ppo_epochs):
             logp, entropy = response_logprobs(self.model, batch)
             if epoch == 0:  # the sampler's logprobs and the trainer's must agree before any update
                 mismatch = float((logp.detach() - old).abs().max())
-            ratio = torch.exp(logp - old)
-            clipped = torch.minimum(ratio * weighted, ratio.clamp(1 - c.clip, 1 + c.clip) * weighted)
-            total = -clipped.sum() - c.entropy_coeff * (entropy * weights).sum()
-            loss = total / n_rollouts
+            policy_loss = agg_loss(matrix(pg_losses(logp, old, advantages, c.clip)), mask, c.loss_agg)
+            loss = policy_loss - c.entropy_coeff * agg_loss(matrix(entropy), mask, c.loss_agg)
             self.optimizer.zero_grad()
             loss.backward()
             norms.append(float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), c.grad_clip)))

@@ -21,6 +21,7 @@ from torch import nn
 
 from forge_eval._errors import ForgeError
 from forge_eval.training.ablation import _tokens
+from forge_eval.training.ablation._model import positions
 from forge_eval.training.ablation._policies import SMOLLM2_INSTALL
 
 CHECKPOINT_DIR = "smollm2-135m-instruct-torch"
@@ -113,7 +114,7 @@ class ChatMLGrammar(_tokens.Grammar):
 
 class SmolPolicy(nn.Module):
     """SmolLM2 behind the `Policy` interface: final hidden states (with a key/value cache while
-    sampling) and its output projection."""
+    sampling, so a batch's rows extend by one token per step) and its output projection."""
 
     max_len = MAX_LEN
 
@@ -122,9 +123,14 @@ class SmolPolicy(nn.Module):
         self.lm = lm
         self.grammar = ChatMLGrammar(tokenizer)
 
-    def hidden(self, ids: torch.Tensor, cache: Any = None) -> tuple[torch.Tensor, Any]:
+    def hidden(
+        self, ids: torch.Tensor, cache: Any = None, valid: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, Any]:
         sampling = torch.is_inference_mode_enabled()
-        out = self.lm.model(input_ids=ids, past_key_values=cache, use_cache=sampling)
+        extra = {}
+        if valid is not None:  # padding inside rows: transformers' own mask and positions handle it
+            extra = {"attention_mask": valid.long(), "position_ids": positions(valid)[:, -ids.shape[1] :]}
+        out = self.lm.model(input_ids=ids, past_key_values=cache, use_cache=sampling, **extra)
         return out.last_hidden_state, out.past_key_values if sampling else None
 
     @property

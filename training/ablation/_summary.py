@@ -1,99 +1,129 @@
-"""An ablation's statistics from its runs: curves, final success with CIs, paired differences, verdict.
+"""An ablation's statistics from its runs: curves, success per run, run-level differences, a verdict.
 
-Cells are (held-out task, seed): a task's greedy success after training with that seed. Intervals come
-from the project's two-level bootstrap (`forge_eval.analysis`), paired differences from
-`paired_difference` on the same cells, so every variant is compared on the same tasks and seeds.
+The unit is the training run (`_inference`): a variant's success and a pair's difference are computed per
+seed and summarised over seeds; a pair is told apart only when its run-level t interval, taken at the
+Bonferroni-corrected level, excludes 0 and its exact sign-flip p, Bonferroni-corrected, is at most 0.05.
+The family corrected together is every (pair, metric) of one loss aggregation mode: final held-out
+success and the area under the held-out success curve, for each pair of variants.
 """
 
 import itertools
 from typing import Any
 
 import numpy as np
-import pandas as pd
+from scipy import stats
 
-from forge_eval.analysis import BootstrapResult, hierarchical_bootstrap, paired_difference
+from forge_eval.training.ablation._inference import ALPHA, RunLevel, run_level, runs_needed
+
+METRICS = {"final": "final held-out success", "auc": "area under the held-out success curve"}
+LEARNED = 0.8  # a run "learned the task" at this final held-out success
 
 
-def _cells(runs: list[dict[str, Any]], value: str) -> pd.DataFrame:
-    """One row per (held-out task, seed): success at the last checkpoint ("final") or its mean over the
-    checkpoints after step 0 ("auc", the area under the learning curve)."""
-    rows = []
+def _cells(runs: list[dict[str, Any]], metric: str) -> tuple[list[str], np.ndarray]:
+    """(seeds, cells seeds x held-out tasks): a task's greedy success after training ("final") or its
+    mean over the checkpoints after step 0 ("auc", the area under the learning curve)."""
+    tasks = list(runs[0]["eval"][-1]["per_task"])
+    seeds, rows = [], []
     for run in runs:
         evals = run["eval"]
         later = [e for e in evals if e["step"] > 0] or evals
-        for task in evals[-1]["per_task"]:
-            v = (
-                evals[-1]["per_task"][task]
-                if value == "final"
-                else float(np.mean([e["per_task"][task] for e in later]))
-            )
-            rows.append({"task_id": task, "seed": run["config"]["seed"], "value": v})
-    return pd.DataFrame(rows)
+        picked = [evals[-1]] if metric == "final" else later
+        rows.append([float(np.mean([e["per_task"][t] for e in picked])) for t in tasks])
+        seeds.append(str(run["config"]["seed"]))
+    return seeds, np.asarray(rows)
 
 
-def _interval(result: BootstrapResult) -> dict[str, Any]:
-    return {
-        "estimate": result.estimate,
-        "ci_low": result.ci_low,
-        "ci_high": result.ci_high,
-        "n_tasks": result.n_tasks,
-        "n_seeds": result.n_seeds,
-        "estimator": result.estimator,
-    }
-
-
-def _curve(runs: list[dict[str, Any]], part: str, key: str) -> dict[str, list[float | None]]:
-    """Mean and min/max band over seeds of `key` per step of `part` ("eval" or "train")."""
+def _curve(runs: list[dict[str, Any]], part: str, key: str) -> dict[str, Any]:
+    """Every seed's curve of `key` per step of `part` ("eval" or "train"), their mean, and a pointwise
+    95% t interval over runs (the band; it needs two runs)."""
     steps = [e["step"] for e in runs[0][part]]
     values = np.array(
         [[e.get(key) if e.get(key) is not None else np.nan for e in r[part]] for r in runs], dtype=float
     )
-    mean = [None if np.all(np.isnan(col)) else float(np.nanmean(col)) for col in values.T]
-    low = [None if np.all(np.isnan(col)) else float(np.nanmin(col)) for col in values.T]
-    high = [None if np.all(np.isnan(col)) else float(np.nanmax(col)) for col in values.T]
-    return {"step": steps, "mean": mean, "low": low, "high": high}
+    mean, low, high = [], [], []
+    for col in values.T:
+        col = col[~np.isnan(col)]
+        m = float(col.mean()) if col.size else None
+        half = (
+            float(stats.t.ppf(0.975, col.size - 1) * col.std(ddof=1) / np.sqrt(col.size))
+            if col.size > 1
+            else None
+        )
+        mean.append(m)
+        low.append(None if half is None or m is None else m - half)
+        high.append(None if half is None or m is None else m + half)
+    per_seed = {
+        str(r["config"]["seed"]): [None if np.isnan(v) else float(v) for v in row]
+        for r, row in zip(runs, values, strict=True)
+    }
+    return {"step": steps, "mean": mean, "low": low, "high": high, "per_seed": per_seed}
 
 
-def _span(d: dict[str, Any]) -> str:
-    est, lo, hi = (100 * d[k] for k in ("estimate", "ci_low", "ci_high"))
-    return f"{est:+.1f} points, 95% CI [{lo:+.1f}, {hi:+.1f}]"
+def _points(value: float) -> str:
+    return f"{100 * value:+.1f}"
 
 
-def _apart(d: dict[str, Any]) -> bool:
-    """The interval of a paired difference excludes 0."""
-    return d["ci_low"] > 0 or d["ci_high"] < 0
+def _interval_text(d: dict[str, Any]) -> str:
+    level = f"{100 * d['level']:.1f}%"
+    t = "n/a" if d["t_low"] is None else f"[{_points(d['t_low'])}, {_points(d['t_high'])}]"
+    return (
+        f"{_points(d['estimate'])} points, {level} t interval {t}, crossed bootstrap "
+        f"[{_points(d['boot_low'])}, {_points(d['boot_high'])}], sign-flip p = {d['p']:.3g} "
+        f"(corrected {d['p_adjusted']:.3g})"
+    )
 
 
-def _pair_sentence(a: str, b: str, entry: dict[str, Any]) -> str:
-    """One pair in words: told apart at the end of training, or only over the whole learning curve (the
-    area under it: one variant learned sooner, the other caught up), or not at all."""
+def _seed_signs(d: dict[str, Any]) -> str:
+    values = list(d["per_seed"].values())
+    up, down = sum(v > 0 for v in values), sum(v < 0 for v in values)
+    return f"{up} of {len(values)} seeds higher, {down} lower"
+
+
+def _told_apart(d: dict[str, Any]) -> bool:
+    """Run-level t interval at the corrected level excludes 0 and the corrected sign-flip p <= alpha."""
+    excludes = d["t_low"] is not None and (d["t_low"] > 0 or d["t_high"] < 0)
+    return excludes and d["p_adjusted"] is not None and d["p_adjusted"] <= ALPHA
+
+
+def _pair_sentence(a: str, b: str, entry: dict[str, Any], enough: bool) -> str:
     final, auc = entry["final"], entry["auc"]
-    if _apart(final):
-        better, worse = (b, a) if final["ci_low"] > 0 else (a, b)
-        seeds = (
-            "every seed agrees"
-            if entry["seeds_agree"]
-            else "but the seeds disagree in sign, so treat it with care"
-        )
-        return f"{better} beats {worse} on held-out success ({b} - {a}: {_span(final)}; {seeds})."
-    if _apart(auc):
-        sooner = b if auc["ci_low"] > 0 else a
+    if entry["told_apart"]["final"]:
+        better, worse = (b, a) if final["estimate"] > 0 else (a, b)
         return (
-            f"{a} and {b} end level on held-out success ({b} - {a}: {_span(final)}), but {sooner} learned "
-            f"sooner (area under the held-out success curve, {b} - {a}: {_span(auc)})."
+            f"{better} beats {worse} on final held-out success ({b} - {a}: {_interval_text(final)}; "
+            f"{_seed_signs(final)})."
         )
-    return f"{a} and {b} cannot be told apart ({b} - {a}: {_span(final)}; the interval includes 0)."
+    if entry["told_apart"]["auc"]:
+        sooner = b if auc["estimate"] > 0 else a
+        return (
+            f"{a} and {b} are not told apart on final held-out success ({b} - {a}: "
+            f"{_interval_text(final)}), but {sooner} learned sooner (area under the curve, {b} - {a}: "
+            f"{_interval_text(auc)})."
+        )
+    text = f"{a} and {b} are not told apart ({b} - {a}, final: {_interval_text(final)}; {_seed_signs(final)})"
+    need = final.get("runs_for_power")
+    if enough and need:
+        text += (
+            f"; at this spread about {need} runs per variant would detect a difference this large 80% of "
+            "the time"
+        )
+    return text + "."
 
 
 def summarize(
     runs_by_variant: dict[str, list[dict[str, Any]]], *, n_resamples: int = 10_000, random_state: int = 0
 ) -> dict[str, Any]:
-    """Statistics of an ablation: per variant its curves and final/AUC success with CIs; per pair of
-    variants the paired differences; a plain-language verdict."""
+    """Statistics of one ablation (one loss aggregation mode): per variant its curves and run-level
+    success; per pair of variants the run-level differences; a plain-language verdict."""
+    pairs_ab = list(itertools.combinations(runs_by_variant, 2))
+    comparisons = max(1, len(pairs_ab) * len(METRICS))
+    level = 1 - ALPHA / comparisons
+    n_runs = min(len(runs) for runs in runs_by_variant.values())
+    needed = runs_needed(comparisons)
     variants: dict[str, Any] = {}
-    cells = {}
+    cells: dict[str, dict[str, tuple[list[str], np.ndarray]]] = {}
     for name, runs in runs_by_variant.items():
-        cells[name] = {kind: _cells(runs, kind) for kind in ("final", "auc")}
+        cells[name] = {metric: _cells(runs, metric) for metric in METRICS}
         entropy = [
             np.nanmean(
                 [m["internal_entropy"] for m in r["train"][-5:] if m.get("internal_entropy") is not None]
@@ -101,16 +131,15 @@ def summarize(
             )
             for r in runs
         ]
+        success: dict[str, RunLevel] = {
+            metric: run_level(cells[name][metric][1], cells[name][metric][0], 0.95, n_resamples=n_resamples)
+            for metric in METRICS
+        }
+        finals = list(success["final"].per_seed.values())
         variants[name] = {
-            "final_success": _interval(
-                hierarchical_bootstrap(
-                    cells[name]["final"], n_resamples=n_resamples, random_state=random_state
-                )
-            ),
-            "auc_success": _interval(
-                hierarchical_bootstrap(cells[name]["auc"], n_resamples=n_resamples, random_state=random_state)
-            ),
-            "final_success_per_seed": {str(r["config"]["seed"]): r["eval"][-1]["success"] for r in runs},
+            "final_success": success["final"].to_dict(),
+            "auc_success": success["auc"].to_dict(),
+            "seeds_learned": sum(v >= LEARNED for v in finals),
             "internal_entropy_final": float(np.nanmean(entropy)) if not np.all(np.isnan(entropy)) else None,
             "seconds_per_step": float(np.mean([r["seconds_per_step"] for r in runs])),
             "curves": {
@@ -120,58 +149,94 @@ def summarize(
                 "internal_entropy": _curve(runs, "train", "internal_entropy"),
             },
         }
-    pairs = []
-    sentences = []
-    for a, b in itertools.combinations(runs_by_variant, 2):
+    enough = n_runs >= needed
+    pairs, sentences = [], []
+    for a, b in pairs_ab:
         entry: dict[str, Any] = {"a": a, "b": b}
-        for kind in ("final", "auc"):
-            paired = paired_difference(
-                cells[a][kind], cells[b][kind], n_resamples=n_resamples, random_state=random_state
+        for metric in METRICS:
+            seeds_a, cells_a = cells[a][metric]
+            seeds_b, cells_b = cells[b][metric]
+            common = [s for s in seeds_a if s in seeds_b]
+            difference = (
+                cells_b[[seeds_b.index(s) for s in common]] - cells_a[[seeds_a.index(s) for s in common]]
             )
-            entry[kind] = _interval(paired.difference) | {"n_paired": paired.n_paired}
-        per_seed_a = variants[a]["final_success_per_seed"]
-        per_seed_b = variants[b]["final_success_per_seed"]
-        signs = {np.sign(per_seed_b[s] - per_seed_a[s]) for s in per_seed_a if s in per_seed_b}
-        entry["seeds_agree"] = len(signs) == 1 and 0 not in signs
+            entry[metric] = run_level(
+                difference,
+                common,
+                level,
+                n_resamples=n_resamples,
+                random_state=random_state,
+                comparisons=comparisons,
+            ).to_dict()
+        entry["told_apart"] = {metric: _told_apart(entry[metric]) for metric in METRICS}
         pairs.append(entry)
-        sentences.append(_pair_sentence(a, b, entry))
-    told = [p for p in pairs if _apart(p["final"]) or _apart(p["auc"])]
-    n_seeds = len(next(iter(runs_by_variant.values())))
-    n_tasks = len(next(iter(cells.values()))["final"]["task_id"].unique())
+        sentences.append(_pair_sentence(a, b, entry, enough))
+    told = [p for p in pairs if any(p["told_apart"].values())]
+    family = f"{len(pairs_ab)} pair(s) x {len(METRICS)} metrics = {comparisons} comparisons"
     if not pairs:
         headline = "Only one variant was trained: there is nothing to compare."
-    elif told:
-        headline = f"The data can tell {len(told)} of {len(pairs)} pairs of variants apart."
-    else:
-        headline = "The data cannot tell the variants apart at this scale."
-    caveat = (
-        f"Cells are {n_tasks} held-out tasks x {n_seeds} training seeds; the bootstrap resamples "
-        "tasks and the "
-        "seeds within them, so with few seeds the run-to-run variance of training is only partly in the "
-        "intervals: check that the per-seed values agree before trusting a small difference."
-    )
-    notes = []
-    if all(v["final_success"]["ci_high"] == 0 for v in variants.values()):
-        notes.append(
-            "No variant solved a held-out task at the end of training, so success cannot separate them yet: "
-            "train for more steps (--steps) before reading the success comparison."
+    elif not enough:
+        smallest = 2.0 ** (1 - n_runs)
+        headline = (
+            f"{n_runs} run(s) per variant cannot show a difference at 95% after the Bonferroni correction "
+            f"over {family} (the smallest sign-flip p with {n_runs} runs is {smallest:.3g}, above "
+            f"{ALPHA / comparisons:.3g}); at least {needed} runs per variant are needed."
         )
+    elif told:
+        headline = (
+            f"{len(told)} of {len(pairs)} pairs of variants are told apart over {n_runs} runs per variant."
+        )
+    else:
+        headline = f"No pair of variants is told apart over {n_runs} runs per variant."
+    method = (
+        f"Unit: the training run ({n_runs} seeds per variant; each seed gives every variant the same "
+        f"initial weights and data order). Differences are per seed (mean over "
+        f"{next(iter(cells.values()))['final'][1].shape[1]} held-out tasks), summarised over seeds: mean, "
+        f"Student t interval over seeds, crossed bootstrap over seeds and tasks ({n_resamples} resamples), "
+        f"exact sign-flip p over seeds. Multiplicity: Bonferroni over {family}, so pair intervals are at "
+        f"the {100 * level:.1f}% level and p values are multiplied by {comparisons}; a pair is told apart "
+        "when its t interval excludes 0 and its corrected p is at most 0.05."
+    )
+    return {
+        "variants": variants,
+        "pairs": pairs,
+        "inference": {
+            "unit": "training run (seed)",
+            "n_runs": n_runs,
+            "comparisons": comparisons,
+            "correction": f"Bonferroni over {family}",
+            "level": level,
+            "runs_needed": needed,
+            "enough_runs": enough,
+        },
+        "verdict": {
+            "headline": headline,
+            "pairs": sentences,
+            "learned": _learned_sentence(variants, n_runs),
+            "internal_calls": _internal_calls(variants),
+            "method": method,
+        },
+    }
+
+
+def _learned_sentence(variants: dict[str, Any], n_runs: int) -> str:
+    parts = ", ".join(f"{name} {v['seeds_learned']}/{n_runs}" for name, v in variants.items())
+    return f"Runs reaching {LEARNED:.0%} final held-out success: {parts}."
+
+
+def _internal_calls(variants: dict[str, Any]) -> list[str]:
     starts = [
         next((m for m in v["curves"]["internal_entropy"]["mean"] if m is not None), None)
         for v in variants.values()
     ]
     ends = {name: v["internal_entropy_final"] for name, v in variants.items()}
-    if None not in starts and None not in ends.values():
-        # one sentence for all variants: the ones that do not train these calls drift too, through the
-        # weights every call shares, so only the comparison says what training them did
-        notes.append(
-            "Planner and subagent calls cannot change the reward; the surprisal of the tokens the policy "
-            f"says in them went from {np.mean(starts):.2f} nats at the start (uniform: 2.48) to "
-            + ", ".join(f"{end:.2f} under {name}" for name, end in ends.items())
-            + "."
-        )
-    return {
-        "variants": variants,
-        "pairs": pairs,
-        "verdict": {"headline": headline, "pairs": sentences, "internal_calls": notes, "caveat": caveat},
-    }
+    if None in starts or None in ends.values():
+        return []
+    # one sentence for all variants: the ones that do not train these calls drift too, through the
+    # weights every call shares, so only the comparison says what training them did
+    return [
+        "Planner and subagent calls cannot change the reward; the surprisal of the tokens the policy "
+        f"says in them went from {np.mean(starts):.2f} nats at the start (uniform: 2.48) to "
+        + ", ".join(f"{end:.2f} under {name}" for name, end in ends.items())
+        + "."
+    ]

@@ -5,11 +5,18 @@ decode under the tool-call grammar, parse the tool call, and return token ids, l
 version. In-process rather than behind a second HTTP hop because the policy's weights live in the trainer
 and one more hop per call would double the CPU spent on plumbing; the harness still reaches it only
 through the real proxy over HTTP, and every call is recorded.
+
+Like a batching server (vLLM's continuous batching) it decodes concurrent calls together: the trainer
+opens a session per rollout it starts, and once every open rollout is waiting on a call, those calls are
+decoded in one batch (in a fixed order, by rollout and call number). Which calls share a batch is then a
+function of the rollouts alone, never of timing, so a run stays bitwise repeatable.
 """
 
+import asyncio
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from forge_eval.proxy import (
@@ -20,7 +27,7 @@ from forge_eval.proxy import (
     UpstreamResult,
 )
 from forge_eval.training.ablation import _tokens
-from forge_eval.training.ablation._model import Policy, generate
+from forge_eval.training.ablation._model import Policy, Turn, sample
 
 
 def call_seed(seed: int, route_key: str, call_seq: int) -> int:
@@ -29,13 +36,49 @@ def call_seed(seed: int, route_key: str, call_seq: int) -> int:
     return int.from_bytes(digest[:8], "big") & (2**63 - 1)
 
 
+@dataclass(frozen=True)
+class _Waiting:
+    key: tuple[str, int]  # (route key, call number): the batch order
+    turn: Turn
+    answer: "asyncio.Future[tuple[list[int], list[float]]]"
+
+
 class PolicyUpstream:
     """Serves canonical chat requests from a `Policy` as model `name` (`policy_version` is set by the
-    trainer)."""
+    trainer), decoding the calls of open sessions in batches of at most `max_batch` (0: no limit)."""
 
-    def __init__(self, model: Policy, name: str) -> None:
-        self.model, self.name = model, name
+    def __init__(self, model: Policy, name: str, *, max_batch: int = 0) -> None:
+        self.model, self.name, self.max_batch = model, name, max_batch
         self.policy_version = 0
+        self._sessions = 0
+        self._waiting: list[_Waiting] = []
+
+    def open_sessions(self, n: int) -> None:
+        """`n` rollouts start: their calls are batched with each other's."""
+        self._sessions += n
+
+    def close_session(self) -> None:
+        """A rollout ended (finished or failed): the calls of the others no longer wait for it."""
+        self._sessions -= 1
+        self._decode_if_all_waiting()
+
+    def _decode_if_all_waiting(self) -> None:
+        if not self._waiting or len(self._waiting) < self._sessions:
+            return
+        batch, self._waiting = sorted(self._waiting, key=lambda w: w.key), []
+        size = self.max_batch or len(batch)
+        for start in range(0, len(batch), size):
+            chunk = batch[start : start + size]
+            try:
+                answers = sample(self.model, [w.turn for w in chunk])
+            except Exception as e:  # every caller hears of it, none hangs
+                for w in chunk:
+                    if not w.answer.done():
+                        w.answer.set_exception(e)
+                continue
+            for w, answer in zip(chunk, answers, strict=True):
+                if not w.answer.done():  # a caller that went away (client disconnect) cancelled its own
+                    w.answer.set_result(answer)
 
     async def complete(
         self, request: CanonicalRequest, sampling: dict[str, Any], *, route_key: str, call_seq: int
@@ -55,12 +98,15 @@ class PolicyUpstream:
                 served_request=served,
             )
         t_start = time.time()
-        ids, logprobs = generate(
-            self.model,
+        turn = Turn(
             prompt,
-            temperature=float(sampling.get("temperature", 1.0)),
-            seed=call_seed(int(sampling.get("seed", 0)), route_key, call_seq),
+            float(sampling.get("temperature", 1.0)),
+            call_seed(int(sampling.get("seed", 0)), route_key, call_seq),
         )
+        answer: asyncio.Future[tuple[list[int], list[float]]] = asyncio.get_running_loop().create_future()
+        self._waiting.append(_Waiting((route_key, call_seq), turn, answer))
+        self._decode_if_all_waiting()
+        ids, logprobs = await answer
         text, calls = grammar.parse(ids)
         tool_calls = [ToolCall(f"call_{call_seq}_{i}", n, json.dumps(a)) for i, (n, a) in enumerate(calls)]
         response = CanonicalResponse(
