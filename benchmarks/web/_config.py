@@ -11,8 +11,6 @@ from forge_eval._errors import ForgeError
 
 #: Environment variable that names the browser binary to launch (takes precedence over discovery).
 EXECUTABLE_ENV = "FORGE_BROWSER"
-#: Hosts every episode may reach even when offline.
-LOCAL_HOSTS = ("127.0.0.1", "localhost")
 
 # The distro's real binaries, not the /usr/bin/chromium shell wrapper (it adds flags and prints a
 # warning from its /dev/shm check); headless-shell first because it launches 2-3x faster.
@@ -26,7 +24,8 @@ _SYSTEM_CANDIDATES = {
     False: ("/usr/lib/chromium/chromium", "chromium", "google-chrome"),
 }
 
-# Background networking off so that an offline run makes no requests of its own (and stays hermetic).
+# Background networking off so that an offline run makes no requests of its own (and stays hermetic);
+# WebRTC only through the proxy, so that a page's UDP cannot reach an address the egress gate refuses.
 BASE_FLAGS = (
     "--no-sandbox",
     "--disable-gpu",
@@ -36,6 +35,7 @@ BASE_FLAGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 
 
@@ -52,10 +52,14 @@ class BrowserConfig:
         headless_shell: Prefer chromium-headless-shell (faster) over full Chromium (higher fidelity).
         width, height: Viewport in CSS pixels (the MolmoWeb protocol uses 1280x720).
         locale, timezone: Fixed so that dates and number formats do not depend on the host.
-        offline: Only `allowed_hosts` and local hosts resolve; everything else fails fast.
-        allowed_hosts: Hosts an episode may load (None = any host when online, local hosts when offline).
+        offline: Chromium resolves no name and reaches no address of its own; the benchmark's sites
+            (`host_map`, `local_origins`) are served through the context's router. Online, Chromium's
+            connections go through the episode's egress gate, which admits public addresses only.
+        allowed_hosts: Online, the public hosts an episode may load (None = any public host).
         host_map: Real hostname -> local base URL; requests to the hostname are served by the local site
             while the address bar keeps the real URL (so official start URLs run against local clones).
+        local_origins: The benchmark's own local servers (`http://127.0.0.1:8123`), loaded as they are.
+            Any other loopback, private or link-local host port is refused (see `_policy.py`).
         settle_ms: Pause after each action before waiting for the page to be quiet.
         step_timeout_s: Upper bound on one action plus its settle.
     """
@@ -69,23 +73,17 @@ class BrowserConfig:
     offline: bool = True
     allowed_hosts: tuple[str, ...] | None = None
     host_map: dict[str, str] = field(default_factory=dict)
+    local_origins: tuple[str, ...] = ()
     settle_ms: int = 50
     step_timeout_s: float = 30.0
 
     def launch_args(self) -> list[str]:
         args = list(BASE_FLAGS)
         if self.offline:
-            excluded = ", ".join(f"EXCLUDE {h}" for h in LOCAL_HOSTS)
-            args.append(f"--host-resolver-rules=MAP * ~NOTFOUND, {excluded}")
+            # Every name and literal address (127.0.0.1, [::1] too) fails to resolve: whatever the page
+            # or a redirect asks for, Chromium's own network reaches nothing.
+            args.append("--host-resolver-rules=MAP * ~NOTFOUND")
         return args
-
-    def host_allowed(self, host: str) -> bool:
-        """Whether an episode may load `host` (mapped hosts are served locally, so always allowed)."""
-        if host in LOCAL_HOSTS or host in self.host_map:
-            return True
-        if self.allowed_hosts is not None:
-            return host in self.allowed_hosts
-        return not self.offline
 
 
 def find_executable(config: BrowserConfig) -> str | None:

@@ -4,32 +4,60 @@ Episodes on one event loop share a browser (`BrowserSession`): a context costs ~
 browser launch more, and Playwright objects are bound to the loop that created them (Inspect makes a new
 loop per `eval()`), so the session is keyed by loop and closed a few seconds after its last episode
 ends (`LINGER_S`: sequential samples then reuse it instead of restarting the driver, 0.5-4 s each).
+
+Every request of an episode passes its `NetworkPolicy` (`_policy.py`): the context's router serves the
+benchmark's own sites itself (following their redirects hop by hop, each hop checked) and aborts what
+the policy refuses; online, Chromium's own connections (redirects it follows, after DNS) go through the
+episode's egress gate (`_egress.py`). A refused navigation is the step's error, and the episode goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import urlsplit
+from urllib.parse import urljoin
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.services._app import WORLD_HEADER
 from forge_eval.benchmarks.web._actions import Action, ActionError, parse_action
 from forge_eval.benchmarks.web._config import BrowserConfig, find_executable, require_playwright
+from forge_eval.benchmarks.web._egress import EgressGate
+from forge_eval.benchmarks.web._policy import NetworkPolicy, Refused, origin
 from forge_eval.benchmarks.web._trajectory import Observation, Step, Trajectory
 
 if TYPE_CHECKING:
-    from playwright.async_api import Browser, BrowserContext, Page, Playwright, Request, Route
+    from playwright.async_api import (
+        APIResponse,
+        Browser,
+        BrowserContext,
+        ConsoleMessage,
+        Page,
+        Playwright,
+        Request,
+        Route,
+    )
 
 log = logging.getLogger(__name__)
 
 
 LINGER_S = 5.0
+#: Redirect hops the router follows for the benchmark's own sites (Chromium's own limit).
+MAX_REDIRECTS = 20
+#: Refusals one step's error lists (a page can make many requests; the first few say enough).
+SHOWN_REFUSALS = 3
+
+_REDIRECT_STATUSES = (301, 302, 303, 307, 308)
+_BODY_HEADERS = ("content-type", "content-length")
 
 _TWO_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+_SAME_DOCUMENT = "() => history.replaceState(history.state, '', location.href)"
+# How Chromium's console reports a URL it would not let a page open (file:, chrome:, view-source:, a
+# top-level data: or filesystem: URL); the URL follows the first ": ".
+_CHROMIUM_REFUSALS = ("Not allowed to load local resource: ", "Not allowed to navigate top frame to ")
 _NAVIGATION_RACE = ("Execution context was destroyed", "navigation", "Cannot find context")
 
 # Visible interactive elements, numbered in document order, with their centre in viewport pixels.
@@ -52,6 +80,10 @@ _ELEMENTS_JS = """() => {
   }
   return out;
 }"""
+
+
+class RefusedRedirect(Refused):
+    """A redirect of the benchmark's own site that the policy refuses (the message names both URLs)."""
 
 
 class BrowserCrashedError(ForgeError):
@@ -170,6 +202,7 @@ class WebEnv:
         max_steps: int | None = None,
     ) -> None:
         self.config = config or BrowserConfig()
+        self.policy = NetworkPolicy(self.config)
         self.max_steps = max_steps
         self.world = world
         self.aria = aria
@@ -182,6 +215,10 @@ class WebEnv:
         self._active = 0
         self._crash: str | None = None
         self._on_disconnect: Any = None
+        self._gate: EgressGate | None = None
+        self._stuck: set[Page] = set()
+        #: Navigations refused so far, one sentence each (a step's error lists those it caused).
+        self.refusals: list[str] = []
 
     # ----- lifecycle -------------------------------------------------------------------------------
 
@@ -192,8 +229,8 @@ class WebEnv:
         async with self._guard():
             self._context.set_default_timeout(self.config.step_timeout_s * 1000)
             self._context.on("page", self._on_page)
-            if self.config.host_map or self.config.allowed_hosts is not None:
-                await self._context.route("**/*", self._route)
+            self._context.on("requestfailed", self._on_request_failed)
+            await self._context.route("**/*", self._route)
             page = await self._context.new_page()
             self._active = self._pages.index(page)
         self.trajectory = Trajectory(task=task, start_url=start_url)
@@ -217,6 +254,10 @@ class WebEnv:
         from playwright.async_api import Error
 
         headers = {WORLD_HEADER: self.world} if self.world else None
+        proxy = None
+        if not self.config.offline:
+            self._gate = EgressGate(self.policy, self.config.step_timeout_s)
+            proxy = {"server": await self._gate.start()}
         for attempt in (1, 2):
             self._session = await BrowserSession.acquire(self.config)
             browser = self._session.browser
@@ -227,6 +268,7 @@ class WebEnv:
                     locale=self.config.locale,
                     timezone_id=self.config.timezone,
                     extra_http_headers=headers,
+                    proxy=proxy,  # type: ignore[arg-type]  # ProxySettings is a TypedDict
                 )
             except Error as e:
                 await self._session.release()
@@ -253,6 +295,9 @@ class WebEnv:
                 self._session.browser.remove_listener("disconnected", self._on_disconnect)
             await self._session.release()
             self._session = None
+        if self._gate is not None:
+            await self._gate.close()
+            self._gate = None
 
     async def __aenter__(self) -> WebEnv:
         return self
@@ -275,6 +320,7 @@ class WebEnv:
         self._active = len(self._pages) - 1
         page.on("close", self._on_close)
         page.on("crash", lambda _: self._crashed("the page's renderer crashed"))
+        page.on("console", self._on_console)
 
     def _on_close(self, page: Page) -> None:
         if page in self._pages:
@@ -287,14 +333,21 @@ class WebEnv:
         self._crash = self._crash or reason
 
     async def goto(self, url: str) -> None:
+        """Load `url` in the active tab; a URL the policy refuses is an `ActionError` saying why."""
         from playwright.async_api import Error
 
+        try:
+            self.policy.route(url)
+        except Refused as e:
+            raise ActionError(f"cannot load {url}: {e}") from None
+        mark = len(self.refusals)
         try:
             await self.page.goto(url, wait_until="load")
         except Error as e:
             if self._crash:
                 raise BrowserCrashedError(f"browser crashed: {self._crash}") from None
-            raise ActionError(f"cannot load {url}: {e.message.splitlines()[0]}") from None
+            reason = self.refused_since(mark) or e.message.splitlines()[0]
+            raise ActionError(f"cannot load {url}: {reason}") from None
 
     async def new_tab(self, url: str | None = None) -> None:
         assert self._context is not None
@@ -312,20 +365,92 @@ class WebEnv:
             raise ActionError("cannot close the last tab")
         await self.page.close()
 
+    # ----- the network policy ----------------------------------------------------------------------
+
     async def _route(self, route: Route, request: Request) -> None:
-        parts = urlsplit(request.url)
-        host = parts.hostname or ""
-        if host in self.config.host_map:
-            local = self.config.host_map[host].rstrip("/") + (parts.path or "/")
-            local += f"?{parts.query}" if parts.query else ""
-            # Redirects are followed here (a fulfilled 303 ends on Chromium's error page): after a form
-            # post the address bar keeps the post's URL while the page shows where it led.
-            response = await route.fetch(url=local)
-            await route.fulfill(response=response)
-        elif parts.scheme in ("http", "https") and not self.config.host_allowed(host):
+        """Every request Playwright routes: serve the benchmark's own sites, pass the live web on to
+        Chromium (and its egress gate), abort what the policy refuses."""
+        from playwright.async_api import Error
+
+        try:
+            local = self.policy.route(request.url)
+            if local is None:
+                await route.continue_()
+                return
+            response = await self._fetch_local(route, request, local)
+        except Refused as e:
+            if request.is_navigation_request():
+                self.refusals.append(str(e) if isinstance(e, RefusedRedirect) else f"{request.url}: {e}")
             await route.abort("blockedbyclient")
-        else:
-            await route.continue_()
+            return
+        except Error as e:  # the local site is down, or the context closed while we fetched
+            log.debug("routing %s: %s", request.url, e.message.splitlines()[0])
+            with contextlib.suppress(Error):
+                await route.abort("failed")
+            return
+        await route.fulfill(response=response)
+
+    async def _fetch_local(self, route: Route, request: Request, local: str) -> APIResponse:
+        """Fetch a request for the benchmark's own site from its local server, following redirects
+        here with each hop checked (the fetch's own following would go wherever the site points, and a
+        fulfilled 303 ends on Chromium's error page). As after any form post, the address bar keeps
+        the post's URL while the page shows where it led."""
+        url, method, body = request.url, request.method, None
+        headers = None  # the request's own
+        for _ in range(MAX_REDIRECTS + 1):
+            response = await route.fetch(
+                url=local, method=method, headers=headers, post_data=body, max_redirects=0
+            )
+            location = response.headers.get("location")
+            if response.status not in _REDIRECT_STATUSES or not location:
+                return response
+            url = urljoin(url, location)
+            try:
+                next_local = self.policy.route(url)
+            except Refused as e:
+                raise RefusedRedirect(f"{request.url} redirected to {url}, which was refused: {e}") from None
+            if next_local is None:
+                raise RefusedRedirect(f"{request.url} redirected to {url}, off the benchmark's own sites")
+            local = next_local
+            if response.status == 303 or (response.status in (301, 302) and method == "POST"):
+                method, body = "GET", b""
+                headers = {k: v for k, v in request.headers.items() if k not in _BODY_HEADERS}
+        raise RefusedRedirect(f"{request.url} redirected more than {MAX_REDIRECTS} times")
+
+    def _on_request_failed(self, request: Request) -> None:
+        """A connection the egress gate refused (a redirect Chromium followed, a name that resolves to a
+        private address) fails in Chromium; the gate's reason becomes the navigation's refusal."""
+        reason = self._gate.refusals.get(origin(request.url)) if self._gate is not None else None
+        if reason is not None and request.is_navigation_request():
+            self.refusals.append(f"{request.url}: {reason}")
+
+    def _on_console(self, message: ConsoleMessage) -> None:
+        """A URL Chromium itself refused to let the page open is a refusal too. After a form submitted
+        to such a URL, Playwright waits for a navigation that never comes (every locator would time
+        out), so the page is marked for `_release_stuck`."""
+        if message.type == "error" and message.text.startswith(_CHROMIUM_REFUSALS):
+            self.refusals.append(f"{message.text.split(': ', 1)[1]}: a web page may not open it")
+            if message.page is not None:
+                self._stuck.add(message.page)
+
+    async def _release_stuck(self) -> None:
+        """End the navigation Playwright still waits for on pages where Chromium refused one: a
+        same-document navigation to the same URL (invisible to the page) settles it."""
+        from playwright.async_api import Error
+
+        while self._stuck:
+            page = self._stuck.pop()
+            if not page.is_closed():
+                with contextlib.suppress(Error):
+                    await page.evaluate(_SAME_DOCUMENT)
+
+    def refused_since(self, mark: int) -> str | None:
+        """The refusals after the first `mark`, as one error message (None when there are none)."""
+        new = list(dict.fromkeys(self.refusals[mark:]))
+        if not new:
+            return None
+        more = f" (and {len(new) - SHOWN_REFUSALS} more)" if len(new) > SHOWN_REFUSALS else ""
+        return "refused " + "; ".join(new[:SHOWN_REFUSALS]) + more
 
     # ----- steps ------------------------------------------------------------------------------------
 
@@ -346,6 +471,7 @@ class WebEnv:
             self.done = self.at_step_limit
             return obs
         error = None
+        mark = len(self.refusals)
         try:
             async with self._guard():
                 await asyncio.wait_for(self._perform(parsed), self.config.step_timeout_s)
@@ -358,6 +484,7 @@ class WebEnv:
         elif parsed.name == "report_infeasible":
             self.trajectory.infeasible = parsed.args["reason"]
         obs = await self.observe()
+        error = error or self.refused_since(mark)
         self._record(parsed.to_dict(), obs, thought, error)
         self.done = parsed.spec.terminal or self.at_step_limit
         return obs
@@ -382,6 +509,7 @@ class WebEnv:
         from playwright.async_api import Error
 
         await asyncio.sleep(self.config.settle_ms / 1000)
+        await self._release_stuck()
         for _ in range(3):
             try:
                 # self.page is re-read each time: a tab the action opened becomes the active one.
@@ -410,6 +538,7 @@ class WebEnv:
 
     async def _observe(self) -> Observation:
         page = self.page
+        await self._release_stuck()
         screenshot = await page.screenshot(type="png")
         aria = await page.locator("body").aria_snapshot() if self.aria else None
         elements = await page.evaluate(_ELEMENTS_JS) if self.elements else None

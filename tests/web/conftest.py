@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
+import json
 import socket
 import threading
 import time
 from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import psutil
@@ -15,10 +18,10 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse
 from starlette.routing import Route
 
-from forge_eval.benchmarks.web import BrowserSession, browser_requirements
+from forge_eval.benchmarks.web import BrowserConfig, BrowserSession, browser_requirements
 
 T = TypeVar("T")
 
@@ -85,6 +88,37 @@ async def _hello(request: Request) -> PlainTextResponse:
     return PlainTextResponse("hello from the mapped site")
 
 
+async def _redirect(request: Request) -> RedirectResponse:
+    return RedirectResponse(
+        request.query_params["to"], status_code=int(request.query_params.get("status", 302))
+    )
+
+
+#: Where each way off the page sits on `/hostile`, in viewport pixels (a link, a popup, a script
+#: navigation and a form post, all to the `to` URL; an iframe of it loads with the page).
+HOSTILE_TARGETS = {"link": (60, 30), "popup": (60, 80), "script": (60, 130), "post": (60, 180)}
+
+
+async def _hostile(request: Request) -> HTMLResponse:
+    """A page of an allowed site that tries to lead the browser to `to` every way a page can."""
+    to = request.query_params["to"]
+    attr, js = html.escape(to), html.escape(json.dumps(to))
+    pos = {
+        k: f"position:absolute;left:{x - 50}px;top:{y - 15}px;width:100px;height:30px"
+        for k, (x, y) in HOSTILE_TARGETS.items()
+    }
+    return HTMLResponse(
+        f"<!doctype html><html><head><title>Hostile</title></head><body style='margin:0'>"
+        f'<a href="{attr}" style="{pos["link"]}">link</a>'
+        f'<button style="{pos["popup"]}" onclick="window.open({js})">popup</button>'
+        f'<button style="{pos["script"]}" onclick="location.href = {js}">script</button>'
+        f'<form method=post action="{attr}"><input type=hidden name=q value=1>'
+        f'<button style="{pos["post"]}">post</button></form>'
+        f'<iframe src="{attr}" style="position:absolute;left:300px;top:20px;width:600px;height:300px">'
+        "</iframe></body></html>"
+    )
+
+
 def kill_chromium_children() -> list[psutil.Process]:
     """SIGKILL every Chromium process descended from this test process (never anyone else's); returns them."""
     killed = []
@@ -102,6 +136,19 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _serve(app: Starlette) -> Iterator[str]:
+    """Run `app` on a free 127.0.0.1 port in a thread; yields its base URL."""
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(5)
+
+
 @pytest.fixture(scope="session")
 def test_site() -> Iterator[str]:
     """A real HTTP server with the action test page, on 127.0.0.1."""
@@ -112,17 +159,43 @@ def test_site() -> Iterator[str]:
             Route("/slow", _slow),
             Route("/bounce", _redirecting),
             Route("/hello", _hello),
+            Route("/redirect", _redirect, methods=["GET", "POST"]),
+            Route("/hostile", _hostile),
         ]
     )
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(5)
+    yield from _serve(app)
+
+
+@pytest.fixture(scope="session")
+def site_config(test_site: str) -> BrowserConfig:
+    """An episode whose benchmark's own server is the test site."""
+    return BrowserConfig(local_origins=(test_site,))
+
+
+#: What the host port that is not the benchmark's answers; no observation may ever show it.
+SECRET = "forge-host-secret-4f1c"
+
+
+@dataclass
+class HostPort:
+    """A server on a 127.0.0.1 port that no episode may reach; `hits` lists the paths it was asked for."""
+
+    url: str
+    hits: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def host_port() -> Iterator[HostPort]:
+    """A fresh host server per test (its own port and hit list)."""
+    hits: list[str] = []
+
+    async def secret(request: Request) -> HTMLResponse:
+        hits.append(request.url.path)
+        return HTMLResponse(f"<title>{SECRET}</title>{SECRET}")
+
+    app = Starlette(routes=[Route("/{path:path}", secret, methods=["GET", "POST"])])
+    for url in _serve(app):
+        yield HostPort(url, hits)
 
 
 class LoopRunner:

@@ -1,0 +1,151 @@
+"""The egress gate of a live-web episode: a SOCKS5 proxy that connects only where the policy allows.
+
+Chromium follows redirects and opens connections without asking Playwright's router, and it resolves
+names itself, so on the live web a redirect to 127.0.0.1 or a name that resolves to a private address
+would reach the host. An online episode's context therefore sends every connection through this gate
+(Playwright sends loopback through a context's proxy too): the gate resolves the name, checks every
+address (`NetworkPolicy.check_connection`) and connects to an address it checked, so a DNS answer that
+changes between check and use (rebinding) changes nothing.
+
+Written here rather than taken from a library: the check has to run on the resolved address at connect
+time, inside the episode's event loop, and the protocol subset Chromium uses (SOCKS5, no
+authentication, CONNECT) is a few lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import socket
+
+from forge_eval.benchmarks.web._policy import IPAddress, NetworkPolicy, Refused, normal_host
+
+log = logging.getLogger(__name__)
+
+# SOCKS5 reply codes (RFC 1928 §6).
+_OK, _NOT_ALLOWED, _UNREACHABLE, _REFUSED, _BAD_COMMAND, _BAD_ADDRESS = 0, 2, 4, 5, 7, 8
+
+
+class EgressGate:
+    """One episode's SOCKS5 gate on 127.0.0.1; `refusals` maps (host, port) to why it was refused."""
+
+    def __init__(self, policy: NetworkPolicy, connect_timeout_s: float) -> None:
+        self.policy = policy
+        self.connect_timeout_s = connect_timeout_s
+        self.refusals: dict[tuple[str, int], str] = {}
+        self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    async def start(self) -> str:
+        """Listen on a free loopback port; returns the proxy server URL for the browser context."""
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        return f"socks5://127.0.0.1:{port}"
+
+    async def close(self) -> None:
+        for writer in list(self._writers):
+            writer.close()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+            self._server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
+        try:
+            upstream = await self._handshake(reader, writer)
+            if upstream is not None:
+                await _splice(reader, writer, *upstream)
+        except (asyncio.IncompleteReadError, OSError) as e:  # the browser hung up mid-handshake
+            log.debug("egress gate connection ended: %s", e)
+        finally:
+            self._writers.discard(writer)
+            writer.close()
+
+    async def _handshake(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        version, count = await reader.readexactly(2)
+        methods = await reader.readexactly(count)
+        if version != 5 or 0 not in methods:
+            writer.write(b"\x05\xff")  # no acceptable method: only "no authentication" is offered
+            return None
+        writer.write(b"\x05\x00")
+        _, command, _, kind = await reader.readexactly(4)
+        if kind == 1:
+            host = str(ipaddress.IPv4Address(await reader.readexactly(4)))
+        elif kind == 4:
+            host = str(ipaddress.IPv6Address(await reader.readexactly(16)))
+        elif kind == 3:
+            host = (await reader.readexactly((await reader.readexactly(1))[0])).decode("ascii", "replace")
+        else:
+            return await _reply(writer, _BAD_ADDRESS)
+        port = int.from_bytes(await reader.readexactly(2), "big")
+        if command != 1:
+            return await _reply(writer, _BAD_COMMAND)
+        try:
+            addresses = await self._admit(host, port)
+        except Refused as e:
+            self.refusals[(normal_host(host), port)] = str(e)
+            log.info("egress gate refused %s:%s: %s", host, port, e)
+            return await _reply(writer, _NOT_ALLOWED)
+        if not addresses:
+            return await _reply(writer, _UNREACHABLE)
+        for address in addresses:
+            try:
+                upstream = await asyncio.wait_for(
+                    asyncio.open_connection(str(address), port), self.connect_timeout_s
+                )
+            except (OSError, TimeoutError):
+                continue
+            await _reply(writer, _OK)
+            return upstream
+        return await _reply(writer, _REFUSED)
+
+    async def _admit(self, host: str, port: int) -> list[IPAddress]:
+        """The checked addresses of `host` (empty when it does not resolve); raises `Refused`."""
+        loop = asyncio.get_running_loop()
+        try:
+            infos = await loop.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError):
+            self.policy.check_connection(host, port, [])  # a refused name still says why
+            return []
+        addresses = list(dict.fromkeys(ipaddress.ip_address(str(i[4][0]).split("%")[0]) for i in infos))
+        self.policy.check_connection(host, port, addresses)
+        return addresses
+
+
+async def _reply(writer: asyncio.StreamWriter, code: int) -> None:
+    writer.write(bytes((5, code, 0, 1, 0, 0, 0, 0, 0, 0)))
+    await writer.drain()
+
+
+async def _splice(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    up_reader: asyncio.StreamReader,
+    up_writer: asyncio.StreamWriter,
+) -> None:
+    """Copy bytes both ways until both sides are done (a reset on either side ends both)."""
+
+    def hang_up() -> None:
+        for w in (writer, up_writer):
+            w.close()
+
+    async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        try:
+            while data := await src.read(1 << 16):
+                dst.write(data)
+                await dst.drain()
+            if dst.can_write_eof():
+                with contextlib.suppress(OSError):
+                    dst.write_eof()
+        except OSError:
+            hang_up()
+
+    try:
+        await asyncio.gather(pump(reader, up_writer), pump(up_reader, writer))
+    finally:
+        hang_up()

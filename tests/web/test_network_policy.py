@@ -1,0 +1,164 @@
+"""A hostile agent in a real Chromium: no host file, no host port but the benchmark's, however it asks.
+
+Each refused way out is an error observation on its step; the episode goes on and still reaches its
+allowed pages. `host_port` is a real server on another 127.0.0.1 port: it must never see a request.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from urllib.parse import quote
+
+import pytest
+
+from forge_eval.benchmarks.web import BrowserConfig, Observation, WebEnv
+from tests.web.conftest import HOSTILE_TARGETS, SECRET, HostPort, LoopRunner
+
+ALLOWED = "www.allowed.test"
+PASSWD = "root:x:0:0"
+
+
+def _clean(obs: Observation) -> bool:
+    """Whether an observation shows nothing of the host (file or other port)."""
+    seen = f"{obs.url} {obs.title} {obs.aria} {obs.tabs}"
+    return SECRET not in seen and PASSWD not in seen
+
+
+def _hostile(base: str, to: str) -> str:
+    return f"{base}/hostile?to={quote(to, safe='')}"
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("file:///etc/passwd", "'file:' URLs are not loaded"),
+        ("FILE:///etc/passwd", "'file:' URLs are not loaded"),
+        ("chrome://version", "'chrome:' URLs are not loaded"),
+        ("data:text/html,<title>x</title>", "'data:' URLs are not loaded"),
+        ("javascript:location='file:///etc/passwd'", "'javascript:' URLs are not loaded"),
+        ("view-source:file:///etc/passwd", "'view-source:' URLs are not loaded"),
+        ("about:blank", "'about:' URLs are not loaded"),
+        ("/etc/passwd", "URLs without http:// or https://"),
+    ],
+)
+def test_goto_loads_only_http_urls(url: str, reason: str, test_site: str, run: LoopRunner) -> None:
+    async def main() -> None:
+        async with WebEnv(BrowserConfig(host_map={ALLOWED: test_site})) as env:
+            await env.start(f"https://{ALLOWED}/second")
+            obs = await env.step({"name": "goto", "url": url})
+            assert reason in (env.trajectory.steps[-1].error or ""), env.trajectory.steps[-1].error
+            assert _clean(obs) and obs.title == "Second"  # the agent is still on its page
+            obs = await env.step({"name": "browser_nav", "nav_type": "new_tab", "url": url})
+            assert reason in (env.trajectory.steps[-1].error or "") and _clean(obs)
+            obs = await env.step({"name": "goto", "url": f"https://{ALLOWED}/"})
+            assert env.trajectory.steps[-1].error is None and obs.title == "Action test page"
+
+    run(main())
+
+
+def test_goto_reaches_no_host_port_but_the_benchmarks(
+    test_site: str, host_port: HostPort, run: LoopRunner
+) -> None:
+    port = host_port.url.rsplit(":", 1)[1]
+    names = ["127.0.0.1", "localhost", "[::1]", "0.0.0.0", "2130706433", "127.1", "0x7f.0.0.1", "localhost."]
+
+    async def main() -> None:
+        config = BrowserConfig(host_map={ALLOWED: test_site})
+        async with WebEnv(config) as env:
+            await env.start(f"https://{ALLOWED}/second")
+            for name in names:
+                obs = await env.step({"name": "goto", "url": f"http://{name}:{port}/"})
+                error = env.trajectory.steps[-1].error or ""
+                assert (
+                    f"cannot load http://{name}:{port}/" in error and "not one of this benchmark's" in error
+                )
+                assert _clean(obs)
+            # The benchmark's own sites still load, and the agent can still answer.
+            obs = await env.step({"name": "goto", "url": f"https://{ALLOWED}/second"})
+            assert obs.title == "Second" and env.trajectory.steps[-1].error is None
+            await env.step({"name": "send_msg_to_user", "msg": "[ANSWER] done"})
+            assert env.trajectory.answer == "[ANSWER] done"
+        assert host_port.hits == []
+
+    run(main())
+
+
+@pytest.mark.parametrize("target", ["host port", "file"])
+def test_pages_of_an_allowed_site_cannot_lead_off_it(
+    target: str, test_site: str, host_port: HostPort, run: LoopRunner
+) -> None:
+    """Links, popups, script navigations, form posts, iframes and redirects of an allowed site's page."""
+    to = f"{host_port.url}/secret" if target == "host port" else "file:///etc/passwd"
+    base = f"https://{ALLOWED}"
+
+    async def main() -> None:
+        async with WebEnv(BrowserConfig(host_map={ALLOWED: test_site}), elements=True) as env:
+            await env.start(f"{base}/second")
+            for way, (x, y) in HOSTILE_TARGETS.items():
+                obs = await env.step({"name": "goto", "url": _hostile(base, to)})
+                assert obs.title == "Hostile" and _clean(obs)
+                assert f"refused {to}: " in (env.trajectory.steps[-1].error or ""), way  # the iframe
+                obs = await env.step({"name": "mouse_click", "x": x, "y": y})
+                if len(obs.tabs) > 1:  # the popup: observe it, then close it
+                    obs = await env.step({"name": "noop"})
+                    assert _clean(obs)
+                    await env.step({"name": "browser_nav", "nav_type": "close_tab"})
+                assert _clean(obs), way
+                error = "\n".join(s.error or "" for s in env.trajectory.steps[-3:])
+                assert f"refused {to}: " in error, (way, error)
+            for status in (302, 303, 307):
+                redirect = f"{base}/redirect?status={status}&to={quote(to, safe='')}"
+                obs = await env.step({"name": "goto", "url": redirect})
+                error = env.trajectory.steps[-1].error or ""
+                assert (
+                    f"cannot load {redirect}: refused {redirect} redirected to {to}, which was refused"
+                    in error
+                )
+                assert _clean(obs)
+            obs = await env.step({"name": "goto", "url": f"{base}/second"})
+            assert obs.title == "Second" and env.trajectory.steps[-1].error is None
+        assert host_port.hits == []
+
+    run(main())
+
+
+def test_live_web_connections_pass_the_egress_gate(
+    test_site: str, host_port: HostPort, run: LoopRunner
+) -> None:
+    """Online, Chromium follows redirects and resolves names itself: the egress gate refuses a redirect to
+    another host port and a DNS name that resolves to this machine, and lets the benchmark's own port in."""
+    port = int(host_port.url.rsplit(":", 1)[1])
+    here = socket.gethostname()
+    resolved = {
+        ipaddress.ip_address(i[4][0]) for i in socket.getaddrinfo(here, port, type=socket.SOCK_STREAM)
+    }
+    if any(a.is_global for a in resolved):
+        pytest.skip(f"this machine's name {here} resolves to a public address")
+    redirects = {
+        f"{host_port.url}/a": f"127.0.0.1:{port} is a loopback address",
+        f"http://{here}:{port}/b": f"{here} resolves to",
+        f"http://localhost:{port}/c": "localhost:",
+    }
+
+    async def main() -> None:
+        async with WebEnv(BrowserConfig(offline=False, local_origins=(test_site,))) as env:
+            obs = await env.start(test_site + "/second")  # through the gate: the benchmark's own port
+            assert obs.title == "Second"
+            for to, reason in redirects.items():
+                redirect = f"{test_site}/redirect?to={quote(to, safe='')}"
+                obs = await env.step({"name": "goto", "url": redirect})
+                error = env.trajectory.steps[-1].error or ""
+                assert f"cannot load {redirect}: refused {to}: " in error and reason in error, error
+                assert _clean(obs)
+            obs = await env.step({"name": "goto", "url": _hostile(test_site, f"http://{here}:{port}/d")})
+            assert f"{here} resolves to" in (env.trajectory.steps[-1].error or "") and _clean(obs)
+            obs = await env.step({"name": "goto", "url": host_port.url + "/e"})
+            assert "is a loopback address that is not one of this benchmark's" in (
+                env.trajectory.steps[-1].error or ""
+            )
+            obs = await env.step({"name": "goto", "url": test_site + "/second"})
+            assert obs.title == "Second" and env.trajectory.steps[-1].error is None
+        assert host_port.hits == []
+
+    run(main())
