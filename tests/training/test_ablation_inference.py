@@ -168,3 +168,24 @@ def test_the_summary_shows_every_seed_and_a_band_over_runs():
     half = stats.t.ppf(0.975, 2) * 0.5 / math.sqrt(3)
     assert curve["low"][1] == pytest.approx(0.5 - half) and curve["high"][1] == pytest.approx(0.5 + half)
     assert list(itertools.chain(curve["low"][:1], curve["high"][:1])) == [0.0, 0.0]
+
+
+def test_runs_for_power_is_the_smallest_n_with_80_percent_power_by_the_noncentral_t():
+    from forge_eval.training.ablation._inference import runs_for_power
+
+    d = np.array([0.3, -0.1, 0.5, 0.2, 0.0, 0.4])
+    n = runs_for_power(d, 0.05 / 6)
+    effect = d.mean() / d.std(ddof=1)
+
+    def power(k: int) -> float:
+        critical = stats.t.ppf(1 - 0.05 / 12, k - 1)
+        return stats.nct.sf(critical, k - 1, effect * math.sqrt(k))
+
+    assert power(n) >= 0.8 > power(n - 1)
+    # by simulation: paired t tests on n runs drawn at that effect reject about 80% of the time
+    rng = np.random.default_rng(0)
+    draws = rng.normal(effect, 1.0, (4000, n))
+    rejected = stats.ttest_1samp(draws, 0.0, axis=1).pvalue <= 0.05 / 6
+    assert rejected.mean() == pytest.approx(power(n), abs=0.03)
+    assert runs_for_power(np.array([0.2, 0.2, 0.2]), 0.05) is None  # no spread
+    assert runs_for_power(np.array([0.001, -0.5, 0.5]), 0.05) is None  # more than 1000 runs

@@ -93,15 +93,19 @@ def _counts(draws: NDArray[np.int64], size: int) -> NDArray[np.float64]:
     return counts
 
 
-def runs_for_power(differences: NDArray[np.float64], alpha: float, power: float = 0.8) -> int | None:
+def runs_for_power(
+    differences: NDArray[np.float64], alpha: float, power: float = 0.8, most: int = 1000
+) -> int | None:
     """Runs a paired t-test at `alpha` needs for `power` against the observed mean difference at the
-    observed spread (noncentral t); None when the difference or the spread is 0."""
+    observed spread (noncentral t); None when the difference or the spread is 0, or above `most`."""
     if differences.size < 2:
         return None
     mean, sd = abs(float(differences.mean())), float(differences.std(ddof=1))
     if mean == 0 or sd == 0:
         return None
-    for n in range(2, 100_000):
+    # the normal approximation undershoots the t test's n a little: start below it and walk up
+    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
+    for n in range(max(2, int((z * sd / mean) ** 2) - 2), most + 1):
         critical = stats.t.ppf(1 - alpha / 2, n - 1)
         if stats.nct.sf(critical, n - 1, mean / sd * math.sqrt(n)) >= power:
             return n
