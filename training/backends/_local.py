@@ -1,7 +1,8 @@
 """`LocalBackend` (`local`): each rollout in its own bubblewrap sandbox on this host.
 
-The harness sees the proxy at `127.0.0.1:<proxy_port>` on the sandbox's own loopback (forwarded to the
-host proxy's data port, the only thing it can reach), a private work directory, and the limits of
+The harness runs as an unprivileged user of its own and sees the proxy at `127.0.0.1:<proxy_port>` on the
+sandbox's own loopback (forwarded to the host proxy's data port, the only thing it can reach), a private
+work directory (never the proxy's records or credentials), and the limits of
 `SandboxLimits` (default 2 CPU / 2 GiB, as the paper's pods). At most `max_concurrent` rollouts run at
 once; `start()` waits for a free slot. A rollout past its deadline is killed with its whole process tree
 and reported `timeout`.
@@ -76,7 +77,10 @@ class LocalBackend(RolloutBackend):
     """
 
     name = "local"
-    description = "one bubblewrap sandbox per rollout on this host (read-only root, own PID/net namespaces)"
+    description = (
+        "one bubblewrap sandbox per rollout on this host (an unprivileged user of its own, read-only root, "
+        "own PID/net namespaces)"
+    )
 
     def __init__(
         self,
