@@ -15,6 +15,7 @@ network. Every other server has a `blocker`: why it cannot run on an offline mac
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -85,6 +86,11 @@ class AtlasServer:
         if not self.executable().exists():
             pin = f"{self.package}{'==' if self.registry == 'pypi' else '@'}{self.version}"
             return f"{self.registry} package {pin} is not installed (run `{_INSTALL}`)"
+        if missing := [tool for tool in ("bwrap", "setpriv") if shutil.which(tool) is None]:
+            return (
+                f"its sandbox needs {' and '.join(missing)} (run `bash scripts/setup.d/35-sandbox.sh` as "
+                "root: bubblewrap, util-linux)"
+            )
         return None
 
     def launch(self, data: Path) -> tuple[str, list[str], dict[str, str]]:

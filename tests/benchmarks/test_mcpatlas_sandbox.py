@@ -113,3 +113,13 @@ def test_servers_run_unprivileged_with_only_data_writable(tmp_path: Path) -> Non
     finally:
         for path in escapes:
             path.unlink(missing_ok=True)
+
+
+def test_without_the_sandbox_tools_a_server_cannot_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No bubblewrap here: the server is reported as unable to run (its tasks are skipped with the reason),
+    never started on the host."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    problem = SERVERS.get(SHELL).problem(tmp_path)
+    assert problem is not None and "needs bwrap and setpriv" in problem and "35-sandbox.sh" in problem
