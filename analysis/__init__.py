@@ -8,23 +8,20 @@ from forge_eval.analysis._bootstrap import (
     hierarchical_bootstrap,
 )
 from forge_eval.analysis._budget import (
-    BUDGET_FILE,
     at_step_budget,
     budget_curves,
     parse_budgets,
     write_budgets,
 )
-from forge_eval.analysis._compare import COMPARE_FILE, compare_pair, compare_runs
+from forge_eval.analysis._compare import compare_pair, compare_runs
 from forge_eval.analysis._metrics import MetricSummary, cell_metrics, summarize_trials, trial_cells
 from forge_eval.analysis._paired import PairedDifference, paired_difference
 from forge_eval.analysis._passk import pass_at_k, pass_hat_k
 from forge_eval.analysis._runs import RunTrials, load_run
-from forge_eval.analysis._trials import TRIAL_COLUMNS, is_agent_turn, log_seed, read_run_logs, trials_table
+from forge_eval.analysis._trials import is_agent_turn, log_seed, read_run_logs, trials_table
 from forge_eval.analysis.behavior import Transcripts, analyze_run, read_run_transcripts, read_transcripts
 
 __all__ = [
-    "BUDGET_FILE",
-    "COMPARE_FILE",
     "RunTrials",
     "at_step_budget",
     "budget_curves",
@@ -35,7 +32,6 @@ __all__ = [
     "log_seed",
     "parse_budgets",
     "write_budgets",
-    "TRIAL_COLUMNS",
     "read_run_logs",
     "trials_table",
     "BootstrapResult",

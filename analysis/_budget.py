@@ -6,9 +6,7 @@ needed more had not finished by turn N, so at budget N it fails (score 0). Count
 model calls (`is_agent_turn`: judges and graders excluded; a bridged harness's internal calls included).
 """
 
-import json
 import math
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -16,10 +14,9 @@ import pandas as pd
 
 from forge_eval._errors import UsageError
 from forge_eval.analysis._bootstrap import RandomState
-from forge_eval.analysis._metrics import MetricSummary, json_ready, summarize_trials
+from forge_eval.analysis._metrics import MetricSummary, summarize_trials
 from forge_eval.analysis._runs import load_run
-
-BUDGET_FILE = "budgets.json"
+from forge_eval.rundir import RunDir, write_json
 
 
 def parse_budgets(text: str) -> tuple[int, ...]:
@@ -99,15 +96,11 @@ def write_budgets(
             {"budget": budget, "metrics": {name: m.to_dict() for name, m in metrics.items()}}
             for budget, metrics in curves.items()
         ],
-        "model_turns": json_ready(turn_quantiles(run.trials)),
+        "model_turns": turn_quantiles(run.trials),
         "definition": (
             "each metric recomputed as if every trajectory were cut at N model turns of the agent: a "
             "trial that needed more than N model calls fails (score 0), one that needed N or fewer keeps "
             "its outcome"
         ),
     }
-    target = run_dir / BUDGET_FILE
-    partial = target.with_name(f".{BUDGET_FILE}.tmp")
-    partial.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    os.replace(partial, target)
-    return target
+    return write_json(RunDir(run_dir).budgets, data)

@@ -2,10 +2,12 @@
 
 Each run is read from its directory (results.json for the protocol, the Inspect logs for the trials: the
 logs are the single source of truth). Every run after the first is compared with the first, the baseline:
-per (task, seed) cell, the run's value minus the baseline's, with `paired_difference`'s bootstrap (tasks
-resampled, each keeping its paired cells). Cells one run lacks are dropped and counted, and a plain
-sentence says which tasks, seeds or epochs did not match, so a reader never mistakes a partial pairing for
-a full one.
+per (task, seed) cell, the run's value minus the baseline's, averaged as results.json averages (the mean
+over tasks of each task's mean over its seeds, so a task weighs the same however many of its seeds
+finished), with `paired_difference`'s bootstrap (tasks resampled, each keeping its paired cells). Cells one
+run lacks are dropped and counted, and a plain sentence says which tasks, seeds or epochs did not match, so
+a reader never mistakes a partial pairing for a full one. When the two runs' protocol records differ
+(another judge, prompt, sampling setting, task subset, ...), `protocol_differences` lists how.
 """
 
 from pathlib import Path
@@ -14,12 +16,12 @@ from typing import Any
 import pandas as pd
 
 from forge_eval._errors import UsageError
+from forge_eval.analysis._bootstrap import STATISTICS
 from forge_eval.analysis._budget import at_step_budget
-from forge_eval.analysis._metrics import cell_metrics, summarize_trials, trial_cells
+from forge_eval.analysis._metrics import HEADLINE_STATISTIC, cell_metrics, summarize_trials, trial_cells
 from forge_eval.analysis._paired import paired_difference
 from forge_eval.analysis._runs import RunTrials, load_run
-
-COMPARE_FILE = "compare.json"
+from forge_eval.rundir import differences
 
 
 def _matching(a: RunTrials, b: RunTrials) -> dict[str, Any]:
@@ -60,17 +62,22 @@ def _difference(
     )
     both = both.dropna(subset=[f"{name}_a", f"{name}_b"])
     out: dict[str, Any] = {
-        "baseline": float(both[f"{name}_a"].mean()) if len(both) else None,
-        "run": float(both[f"{name}_b"].mean()) if len(both) else None,
+        "baseline": _task_mean(both, f"{name}_a"),
+        "run": _task_mean(both, f"{name}_b"),
         "n_paired": len(both),
         "n_tasks": int(both["task_id"].nunique()),
     }
     if both["task_id"].nunique() < 2:
-        diff = float((both[f"{name}_b"] - both[f"{name}_a"]).mean()) if len(both) else None
+        diff = _task_mean(both.assign(d=both[f"{name}_b"] - both[f"{name}_a"]), "d")
         no_interval = {"ci_low": None, "ci_high": None, "n_unpaired": None, "estimator": None}
         return {**out, "estimate": diff, **no_interval}
     result = paired_difference(
-        cells_a, cells_b, value=name, n_resamples=n_resamples, random_state=random_state
+        cells_a,
+        cells_b,
+        value=name,
+        statistic=HEADLINE_STATISTIC,
+        n_resamples=n_resamples,
+        random_state=random_state,
     )
     d = result.difference
     return {
@@ -81,6 +88,13 @@ def _difference(
         "n_unpaired": result.n_dropped,
         "estimator": d.estimator,
     }
+
+
+def _task_mean(cells: pd.DataFrame, column: str) -> float | None:
+    """results.json's estimand on these cells: the mean over tasks of each task's mean over its seeds."""
+    if cells.empty:
+        return None
+    return float(cells.groupby("task_id")[column].mean().mean())
 
 
 def _per_task(cells_a: pd.DataFrame, cells_b: pd.DataFrame) -> list[dict[str, Any]]:
@@ -156,6 +170,7 @@ def compare_pair(
         "run": str(run.path),
         "epochs": epochs,
         "matching": _matching(baseline, run),
+        "protocol_differences": differences(baseline.results.protocol, run.results.protocol),
         "metrics": metrics,
         "per_task": _per_task(cells_a, cells_b),
         "per_seed": _per_seed(cells_a, cells_b),
@@ -204,12 +219,15 @@ def compare_runs(
         if behavior:
             pair["behavior"] = _behavior(runs[0].path, run.path, n_resamples, random_state)
         comparisons.append(pair)
+    statistic = STATISTICS.get(HEADLINE_STATISTIC).description
     return {
         "direction": "each run minus the baseline (the first run)",
         "runs": [r.describe() for r in runs],
         "comparisons": comparisons,
         "estimator": (
-            "per metric, the mean over paired (task, seed) cells of run minus baseline; 95% BCa bootstrap "
-            f"resampling tasks, each keeping its cells; {n_resamples} resamples, seed {random_state}"
+            f"per metric, run minus baseline on paired (task, seed) cells, {statistic} "
+            "(as in results.json: each task weighs the same however many of its seeds finished); "
+            f"95% BCa bootstrap resampling tasks, each keeping its cells; {n_resamples} resamples, "
+            f"seed {random_state}"
         ),
     }

@@ -19,6 +19,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from forge_eval._errors import UsageError
+from forge_eval._files import json_safe
 from forge_eval.analysis._bootstrap import (
     DEFAULT_WITHIN_TASK,
     STATISTICS,
@@ -154,18 +155,7 @@ class MetricSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready values (NaN becomes None: JSON has no NaN)."""
-        return json_ready(asdict(self))
-
-
-def json_ready(value: Any) -> Any:
-    """`value` with every NaN or infinite float replaced by None, recursively (JSON has no NaN)."""
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    if isinstance(value, list | tuple):
-        return [json_ready(v) for v in value]
-    if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
-    return value
+        return json_safe(asdict(self))
 
 
 def _per_seed(cells: pd.DataFrame, names: list[str]) -> dict[str, list[dict[str, float]]]:

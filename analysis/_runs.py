@@ -12,7 +12,7 @@ import pandas as pd
 
 from forge_eval._errors import UsageError
 from forge_eval.analysis._trials import read_run_logs, trials_table
-from forge_eval.reports import RunResults, load_results
+from forge_eval.rundir import RunResults, load_results
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class RunTrials:
             "seeds": list(r.seeds),
             "epochs": r.epochs,
             "status": r.status,
+            "comparable": r.comparable,
             "n_tasks": int(self.trials["task_id"].nunique()),
         }
 

@@ -13,8 +13,7 @@ from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from inspect_ai.scorer import value_to_float
 
 from forge_eval._errors import UsageError
-
-TRIAL_COLUMNS = ["task_id", "seed", "epoch", "score", "passed", "error", "model_turns", "log_file"]
+from forge_eval.rundir import LOG_FILE, TRIAL_COLUMNS
 
 _to_float = value_to_float()
 
@@ -86,10 +85,10 @@ def trials_table(logs: list[EvalLog], threshold: float, metadata_keys: tuple[str
                 "passed": bool(not math.isnan(score) and score >= threshold),
                 "error": error,
                 "model_turns": sum(1 for event in sample.events if is_agent_turn(event)),
-                "log_file": Path(log.location).name if log.location else "",
+                LOG_FILE: Path(log.location).name if log.location else "",
             }
             for key in metadata_keys:
                 row[key] = (sample.metadata or {}).get(key)
             rows[(row["task_id"], seed, row["epoch"])] = row
-    table = pd.DataFrame(list(rows.values()), columns=TRIAL_COLUMNS + list(metadata_keys))
+    table = pd.DataFrame(list(rows.values()), columns=[*TRIAL_COLUMNS, LOG_FILE, *metadata_keys])
     return table.sort_values(["task_id", "seed", "epoch"], ignore_index=True)

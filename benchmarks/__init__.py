@@ -1,7 +1,7 @@
 """Benchmarks: one package per benchmark, registered by name in `BENCHMARKS`."""
 
 from forge_eval._registry import Registry
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from forge_eval.benchmarks._benchmark import SAMPLING_KEYS, Benchmark, OfficialSettings, RunUsed, task_set
 
 
 def _load() -> None:
@@ -18,4 +18,4 @@ def _load() -> None:
 
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark", _load)
 
-__all__ = ["BENCHMARKS", "Benchmark", "OfficialSettings"]
+__all__ = ["BENCHMARKS", "SAMPLING_KEYS", "Benchmark", "OfficialSettings", "RunUsed", "task_set"]

@@ -18,7 +18,13 @@ What a benchmark declares, and where the runner uses it:
   model role `official.judge_role` (e.g. "judge"); scorers call `get_model(role="judge")`.
   `judge_info(judge_model)` returns what identifies the judge setup -- at least `prompt_sha256`,
   and `settings` (temperature, max tokens, ...) -- and is recorded in results.json `judge`, with
-  `comparable = False` and a note when the judge is not the official one.
+  `comparable = False` and a note unless the judge model and prompts are the official ones (read from
+  the protocol record's judge elements).
+- `protocol(run) -> ProtocolRecord` -- the protocol record in results.json: for every element of the
+  official protocol (`forge_eval.rundir.ELEMENTS`), what it uses and what this run used (`RunUsed`,
+  read back from the run's logs). `comparable` follows from it. Until a benchmark fills it, the
+  default records the judge model and `protocol_pending` (why the record is not filled), so the run
+  is marked not comparable with that reason.
 """
 
 from abc import ABC, abstractmethod
@@ -29,6 +35,33 @@ from typing import Any, ClassVar
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
+
+from forge_eval.rundir import NotRecorded, ProtocolRecord, Value, element, sha256_text
+
+#: The generate settings that shape the agent's sampling (`RunUsed.sampling` keeps these): not the
+#: seed (it differs by design between seeds), not retries, timeouts or connection limits.
+SAMPLING_KEYS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "max_tokens",
+    "stop_seqs",
+    "best_of",
+    "num_choices",
+    "frequency_penalty",
+    "presence_penalty",
+    "logit_bias",
+    "system_message",
+    "effort",
+    "reasoning_effort",
+    "reasoning_mode",
+    "reasoning_tokens",
+    "reasoning_summary",
+    "reasoning_history",
+    "verbosity",
+    "response_schema",
+    "extra_body",
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +93,55 @@ class OfficialSettings:
     paper_source: str | None = None
 
 
+@dataclass(frozen=True)
+class RunUsed:
+    """What a run used: the "ours" side of the protocol record (`Benchmark.protocol`).
+
+    Attributes:
+        harness: The harness name the run used.
+        task_args: The Inspect task's arguments as the run's logs record them (defaults included, the
+            seed left out): limits, subset, task ids, data dir, ...
+        sampling: The agent's generate settings as Inspect applied them at the task level (the task's
+            own config merged with the run's, e.g. `--temperature`), `SAMPLING_KEYS` only; {} = the
+            model's defaults.
+        judge_model: The model bound to the judge role, if the benchmark has one.
+        task_ids: The tasks that ran, sorted.
+        skipped: Tasks that could not run here, task id -> reason.
+        data_dir: `--data-dir`, if given (absolute).
+        limit: `--limit`, if given (only the first tasks ran).
+    """
+
+    harness: str
+    task_args: Mapping[str, Any] = field(default_factory=dict)
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+    judge_model: str | None = None
+    task_ids: tuple[str, ...] = ()
+    skipped: Mapping[str, str] = field(default_factory=dict)
+    data_dir: Path | None = None
+    limit: int | None = None
+
+    @property
+    def selection(self) -> str:
+        """Which tasks the run asked for, in words (for `task_set` labels)."""
+        if self.task_args.get("task_ids"):
+            chosen = "listed task ids"
+        elif self.task_args.get("subset") not in (None, "all"):
+            chosen = f"subset {self.task_args['subset']}"
+        else:
+            chosen = "all"
+        return chosen + (f", first {self.limit}" if self.limit else "")
+
+
+def task_set(ids: Any, label: str) -> Value:
+    """A task set as a protocol value: how many tasks and a hash of their sorted ids (two sets are the
+    same only when they hold the same ids); `label` says in words which selection it is."""
+    ordered = sorted(str(i) for i in ids)
+    return Value(
+        value={"n": len(ordered), "ids_sha256": sha256_text("\n".join(ordered))},
+        label=f"{label}: {len(ordered)} tasks",
+    )
+
+
 class Benchmark(ABC):
     """A benchmark: its data, its Inspect task per seed, and its official settings."""
 
@@ -71,6 +153,12 @@ class Benchmark(ABC):
     quick_subset: ClassVar[tuple[str, ...] | None] = None
     #: Whether the benchmark reads external task data, so `--data-dir` means something to it.
     accepts_data_dir: ClassVar[bool] = False
+    #: Why the protocol record is not filled yet (shown as the reason the run is not comparable); a
+    #: benchmark that fills `protocol()` does not use it.
+    protocol_pending: ClassVar[str] = (
+        "protocol record not yet filled: whether the prompts, sampling, grader and environment are the "
+        "official ones has not been checked"
+    )
 
     def requirements(self) -> list[str]:
         """What is missing to run this benchmark here, one message per item (empty = ready)."""
@@ -91,3 +179,18 @@ class Benchmark(ABC):
     def judge_info(self, judge_model: str) -> dict[str, Any]:
         """What identifies the judge setup besides its model: `prompt_sha256`, `settings`, ..."""
         return {}
+
+    def protocol(self, run: RunUsed) -> ProtocolRecord:
+        """The protocol record of a run: every element's official and used side (`forge_eval.rundir`).
+
+        This default is for benchmarks whose record is not filled yet: it records the judge model and
+        the agent's sampling as this run used them, and marks the run not comparable with
+        `protocol_pending` as the reason.
+        """
+        unknown = NotRecorded(why="this benchmark's protocol record is not filled yet")
+        elements = [element("agent_sampling", unknown, Value(value=dict(run.sampling)))]
+        if self.official.judge_role is not None:
+            declared = self.official.judge_model
+            official = Value(value=declared, label=declared or "none declared")
+            elements.append(element("judge_model", official, Value(value=run.judge_model)))
+        return ProtocolRecord(elements=elements, pending=self.protocol_pending)

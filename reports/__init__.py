@@ -1,8 +1,9 @@
 """Reports: the self-contained HTML report of a run.
 
 `build_report(run_dir)` reads `results.json` and `trials.csv` from a run directory written by
-`forge-eval run` and writes `run_dir/report.html`: one file with inline CSS, inline SVG charts
-(matplotlib) and a few lines of inline script, which opens offline. `forge-eval report DIR` rebuilds it.
+`forge-eval run` (the contract: `forge_eval.rundir`) and writes `run_dir/report.html`: one file with
+inline CSS, inline SVG charts (matplotlib) and a few lines of inline script, which opens offline.
+`forge-eval report DIR` rebuilds it.
 
 Adding a section
 ----------------
@@ -16,10 +17,11 @@ chart, `svg_figure` turns a matplotlib drawing function into inline SVG in the r
     import html, json
     from pathlib import Path
     from forge_eval.reports import REPORT_SECTIONS, Section
+    from forge_eval.rundir import RunDir
 
     @REPORT_SECTIONS.register("behavior")
     def behavior_section(run_dir: Path) -> Section | None:
-        path = run_dir / "behavior.json"
+        path = RunDir(run_dir).behavior
         if not path.is_file():
             return None
         data = json.loads(path.read_text())
@@ -36,39 +38,17 @@ pyproject.toml (then re-install: `.venv/bin/pip install -q -e '.[dev]'`)::
 Entry points are loaded on first use of the registry, after the sections registered in code.
 """
 
-from forge_eval.reports._build import REPORT_FILE, build_report
-from forge_eval.reports._compare import COMPARE_REPORT, build_compare_report
-from forge_eval.reports._results import (
-    JudgeInfo,
-    MetricResult,
-    ReferenceScores,
-    RunResults,
-    SeedEstimate,
-    SkippedTask,
-    SubsetInfo,
-    load_results,
-    write_results,
-)
+from forge_eval.reports._build import build_report
+from forge_eval.reports._compare import build_compare_report
 from forge_eval.reports._sections import REPORT_SECTIONS, Section, SectionFn, SectionRegistry
 from forge_eval.reports._svg import svg_figure
 
 __all__ = [
-    "COMPARE_REPORT",
     "build_compare_report",
-    "REPORT_FILE",
     "REPORT_SECTIONS",
-    "JudgeInfo",
-    "MetricResult",
-    "ReferenceScores",
-    "RunResults",
     "Section",
     "SectionFn",
     "SectionRegistry",
-    "SeedEstimate",
-    "SkippedTask",
-    "SubsetInfo",
     "build_report",
-    "load_results",
-    "write_results",
     "svg_figure",
 ]

@@ -18,6 +18,7 @@ from forge_eval.reports._format import esc, interval, percent
 from forge_eval.reports._page import document
 from forge_eval.reports._sections import Section
 from forge_eval.reports._svg import svg_figure
+from forge_eval.rundir import write_text
 
 ABLATION_REPORT = "report.html"
 _COLORS = {"broadcast": "#cf222e", "masked": "#1a7f37", "terminal": "#0969da"}
@@ -285,8 +286,4 @@ def build_ablation_report(out: Path) -> Path:
         "final call).</p>"
     )
     html = document(heading, header, sections, f"forge-eval {__version__}")
-    target = out / ABLATION_REPORT
-    partial = target.with_name(f".{ABLATION_REPORT}.tmp")
-    partial.write_text(html, encoding="utf-8")
-    partial.replace(target)
-    return target
+    return write_text(out / ABLATION_REPORT, html)

@@ -9,11 +9,9 @@ from forge_eval import __version__
 from forge_eval._errors import ForgeError
 from forge_eval.reports import _core
 from forge_eval.reports._page import page
-from forge_eval.reports._results import load_results
 from forge_eval.reports._sections import REPORT_SECTIONS, SectionRegistry, render_extra_sections
-from forge_eval.reports._trials import TRIALS_FILE, load_trials, summarise
-
-REPORT_FILE = "report.html"
+from forge_eval.reports._trials import summarise
+from forge_eval.rundir import RunDir, load_results, read_trials, write_text
 
 
 def build_report(run_dir: str | os.PathLike[str], *, sections: SectionRegistry = REPORT_SECTIONS) -> Path:
@@ -30,27 +28,23 @@ def build_report(run_dir: str | os.PathLike[str], *, sections: SectionRegistry =
         ForgeError: results.json is missing or invalid, trials.csv is malformed, or the report
             cannot be written.
     """
-    run_dir = Path(run_dir)
-    results = load_results(run_dir)
-    trials_path = run_dir / TRIALS_FILE
-    outcomes = summarise(load_trials(trials_path), results.seeds) if trials_path.is_file() else None
+    files = RunDir(run_dir)
+    results = load_results(files.path)
+    outcomes = summarise(read_trials(files.trials), results.seeds) if files.trials.is_file() else None
     core = [
         _core.headline(results, outcomes),
+        _core.protocol(results),
         _core.seed_estimates(results),
         _core.heatmap(outcomes),
         _core.task_table(outcomes),
         _core.metadata(results),
         _core.logs(results),
     ]
-    document = page(results, core + render_extra_sections(run_dir, sections), f"forge-eval {__version__}")
-    target = run_dir / REPORT_FILE
-    # Write then rename, so an interrupted rebuild never leaves a truncated report behind.
-    partial = target.with_name(f".{REPORT_FILE}.tmp")
+    document = page(results, core + render_extra_sections(files.path, sections), f"forge-eval {__version__}")
+    target = files.report
     try:
-        partial.write_text(document, encoding="utf-8")
-        partial.replace(target)
+        write_text(target, document)  # atomic: an interrupted rebuild never leaves a truncated report
     except OSError as e:
-        partial.unlink(missing_ok=True)
         raise ForgeError(
             f"cannot write {target}: {e.strerror or e}",
             "make the run directory writable, or copy it somewhere writable and run "

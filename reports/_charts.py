@@ -13,9 +13,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import PercentFormatter
 
-from forge_eval.reports._results import MetricResult
 from forge_eval.reports._svg import svg_figure
 from forge_eval.reports._trials import Cell, TaskOutcomes
+from forge_eval.rundir import MetricResult
 
 SEEDS_CHART = "seeds"
 HEATMAP_CHART = "heatmap"

@@ -18,8 +18,8 @@ from forge_eval.reports._format import esc, interval, percent
 from forge_eval.reports._page import document
 from forge_eval.reports._sections import REPORT_SECTIONS, Section
 from forge_eval.reports._svg import svg_figure
+from forge_eval.rundir import RunDir, write_text
 
-COMPARE_REPORT = "compare.html"
 _COLORS = ("#1f77b4", "#ff7f0e")
 
 
@@ -125,6 +125,13 @@ def _pair_sections(index: int, pair: dict[str, Any]) -> list[Section]:
         + "".join(f"<li>{esc(n)}</li>" for n in matching["notes"])
         + "</ul></div>"
     )
+    protocol = pair.get("protocol_differences") or []
+    if protocol:
+        note = (
+            '<div class="warning" id="' + slug + '-protocol" role="note"><strong>⚠ The runs\' protocols '
+            "differ</strong>, so a difference may come from the protocol rather than the model or harness:"
+            "<ul>" + "".join(f"<li>{esc(d)}</li>" for d in protocol) + "</ul></div>" + note
+        )
     metric_rows = [
         (
             name,
@@ -205,6 +212,11 @@ def _pair_sections(index: int, pair: dict[str, Any]) -> list[Section]:
     return sections
 
 
+def _comparable(value: bool | None) -> str:
+    """Whether a run followed its benchmark's official protocol (unknown for older runs)."""
+    return "unknown" if value is None else "yes" if value else "no"
+
+
 def build_compare_report(data: dict[str, Any], out: Path) -> Path:
     """Write `out/compare.html` from the data `compare_runs` returned."""
     runs = data["runs"]
@@ -212,7 +224,7 @@ def build_compare_report(data: dict[str, Any], out: Path) -> Path:
         "Runs",
         f"<p>{esc(data['direction'])}. Estimator: {esc(data['estimator'])}.</p>"
         + _table(
-            ("", "run", "model", "harness", "seeds", "epochs", "tasks", "status"),
+            ("", "run", "model", "harness", "seeds", "epochs", "tasks", "status", "comparable"),
             [
                 (
                     "baseline" if i == 0 else f"run {i}",
@@ -223,6 +235,7 @@ def build_compare_report(data: dict[str, Any], out: Path) -> Path:
                     str(r["epochs"]),
                     str(r["n_tasks"]),
                     r["status"],
+                    _comparable(r.get("comparable")),
                 )
                 for i, r in enumerate(runs)
             ],
@@ -239,20 +252,16 @@ def build_compare_report(data: dict[str, Any], out: Path) -> Path:
         "</strong></p>"
     )
     out.mkdir(parents=True, exist_ok=True)
-    target = out / COMPARE_REPORT
-    partial = target.with_name(f".{COMPARE_REPORT}.tmp")
-    partial.write_text(
+    return write_text(
+        RunDir(out).compare_report,
         document(f"comparison {runs[0]['benchmark']}", header, sections, f"forge-eval {__version__}"),
-        encoding="utf-8",
     )
-    partial.replace(target)
-    return target
 
 
 @REPORT_SECTIONS.register("step_budgets")
 def budget_section(run_dir: Path) -> Section | None:
     """Success vs step budget of one run, from `budgets.json` (`--step-budget`); None without it."""
-    path = run_dir / "budgets.json"
+    path = RunDir(run_dir).budgets
     if not path.is_file():
         return None
     data = json.loads(path.read_text())

@@ -7,11 +7,12 @@ import shlex
 
 from forge_eval.reports._charts import outcome_heatmap, seeds_chart
 from forge_eval.reports._format import esc, interval, percent
-from forge_eval.reports._results import RunResults
 from forge_eval.reports._sections import Section
-from forge_eval.reports._trials import TRIALS_FILE, Cell, TaskOutcomes
+from forge_eval.reports._trials import Cell, TaskOutcomes
+from forge_eval.rundir import NotRecorded, RunDir, RunResults, Source, Upstream, describe
 
 _MAX_ERRORS_SHOWN = 5
+_MAX_REASONS_SHOWN = 4
 _MAX_ERROR_CHARS = 300
 
 
@@ -46,7 +47,7 @@ def headline(results: RunResults, outcomes: TaskOutcomes | None) -> Section:
     )
     paper_head = "<th>Paper</th>" if paper is not None else ""
     body = (
-        f"{_judge_note(results)}{_subset_note(results)}{_error_note(outcomes)}"
+        f"{_protocol_note(results)}{_subset_note(results)}{_error_note(outcomes)}"
         '<table class="headline"><thead><tr><th>Metric</th><th>Estimate</th>'
         f"<th>{uniform or 'CI'}</th>"
         f"<th>Per seed</th><th>Tasks</th><th>Trials</th>{paper_head}</tr></thead>"
@@ -73,15 +74,29 @@ def _reference_note(results: RunResults) -> str:
     return f'<p class="reference-note">Paper: the score the paper reports for this benchmark{source}.</p>'
 
 
-def _judge_note(results: RunResults) -> str:
-    """A judge other than the official one makes the scores incomparable with published ones: say so."""
-    judge = results.judge
-    if judge is None or judge.comparable:
+def _protocol_note(results: RunResults) -> str:
+    """A run that departs from the benchmark's official protocol is not the benchmark's number: say so
+    up front, with the first reasons (all of them are in the Protocol section)."""
+    record = results.protocol
+    if record is None:
+        judge = results.judge  # results.json from before protocol records: only the judge was recorded
+        if judge is None or judge.comparable:
+            return ""
+        why = esc(judge.note) if judge.note else "the judge is not the official one"
+        return (
+            f'<p class="warning" id="judge-note">⚠ Not comparable with published scores: judge '
+            f"<code>{esc(judge.model)}</code> — {why}.</p>"
+        )
+    if record.comparable:
         return ""
-    why = esc(judge.note) if judge.note else "the judge is not the official one"
+    shown = "".join(f"<li>{esc(reason)}</li>" for reason in record.reasons[:_MAX_REASONS_SHOWN])
+    more = len(record.reasons) - _MAX_REASONS_SHOWN
+    if more > 0:
+        shown += f"<li>… and {more} more</li>"
     return (
-        f'<p class="warning" id="judge-note">⚠ Not comparable with published scores: judge '
-        f"<code>{esc(judge.model)}</code> — {why}.</p>"
+        '<div class="warning" id="protocol-note"><p>⚠ Not comparable with the benchmark\'s published '
+        'scores: this run departs from its official protocol (see <a href="#protocol">Protocol</a>).</p>'
+        f'<ul class="plain">{shown}</ul></div>'
     )
 
 
@@ -132,6 +147,60 @@ def _letter(index: int) -> str:
     return label
 
 
+def protocol(results: RunResults) -> Section:
+    """The protocol record: element | official | this run | same?, and the verdict above it."""
+    record = results.protocol
+    if record is None:
+        return Section(
+            "Protocol",
+            '<p class="warning">This results.json has no protocol record (written by an older '
+            "forge-eval), so whether the run followed the benchmark's official protocol is unknown.</p>",
+            "protocol",
+        )
+    if record.comparable:
+        verdict = (
+            '<p class="ok" id="protocol-verdict">Comparable: every element of the official protocol is the '
+            "one this run used.</p>"
+        )
+    else:
+        verdict = '<p class="warning" id="protocol-verdict">Not comparable: ' + esc(
+            "; ".join(record.reasons)
+        ) + ".</p>"
+    rows = []
+    for e in record.elements:
+        if e.same:
+            mark = '<span class="badge complete">same</span>'
+        elif e.equivalent:
+            mark = f'<span class="badge">equivalent</span> {esc(e.equivalent)}'
+        elif isinstance(e.official, NotRecorded):
+            mark = '<span class="badge">unknown</span>'
+        else:
+            mark = '<span class="badge partial">differs</span>'
+        note = f'<br><span class="muted">{esc(e.note)}</span>' if e.note else ""
+        rows.append(
+            f'<tr data-element="{esc(e.element)}"><th scope="row">{esc(e.name)}</th>'
+            f"<td>{_source(e.official)}</td><td>{_source(e.ours)}</td><td>{mark}{note}</td></tr>"
+        )
+    table = (
+        '<table class="protocol"><thead><tr><th>Element</th><th>Official</th><th>This run</th>'
+        f"<th>Same?</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        if rows
+        else ""
+    )
+    return Section("Protocol", verdict + table, "protocol")
+
+
+def _source(source: Source) -> str:
+    """One side of a protocol element; upstream files show their repo@commit:path in code type."""
+    if isinstance(source, Upstream):
+        value = f"<code>{esc(json.dumps(source.value))}</code> from " if source.value is not None else ""
+        return (
+            f'{value}<code title="sha256 {esc(source.sha256)}">{esc(source.ref)}</code> '
+            f'<span class="muted">sha256 {esc(source.sha256[:12])}</span>'
+        )
+    return esc(describe(source))
+
+
 def seed_estimates(results: RunResults) -> Section:
     if not results.metrics:
         return Section("Per-seed estimates", '<p class="warning">No metrics to plot.</p>', "seeds")
@@ -157,9 +226,9 @@ def heatmap(outcomes: TaskOutcomes | None) -> Section:
 
 def _no_trials(outcomes: TaskOutcomes | None) -> str:
     if outcomes is not None:
-        return f'<p class="warning">{TRIALS_FILE} has no trials yet.</p>'
+        return f'<p class="warning">{RunDir.TRIALS} has no trials yet.</p>'
     return (
-        f'<p class="warning">No {TRIALS_FILE} in the run directory, so per-task outcomes are not '
+        f'<p class="warning">No {RunDir.TRIALS} in the run directory, so per-task outcomes are not '
         "available. It is written by <code>forge-eval run</code>; re-run the same command to "
         "regenerate it.</p>"
     )
@@ -249,7 +318,8 @@ def _judge_rows(results: RunResults) -> list[tuple[str, str]]:
     if judge is None:
         return []
     parts = [f"<code>{esc(judge.model)}</code> as role <code>{esc(judge.role)}</code>"]
-    parts.append("official judge" if judge.comparable else "<strong>not the official judge</strong>")
+    official = "official judge model and prompts"
+    parts.append(official if judge.comparable else "<strong>not the official judge setup</strong>")
     if judge.prompt_sha256:
         parts.append(f"prompt sha256 <code>{esc(judge.prompt_sha256)}</code>")
     if judge.settings:

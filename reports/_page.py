@@ -7,8 +7,8 @@ mailed or archived with the run. The script only sorts tables; the page is compl
 from __future__ import annotations
 
 from forge_eval.reports._format import esc
-from forge_eval.reports._results import RunResults
 from forge_eval.reports._sections import Section
+from forge_eval.rundir import RunResults
 
 _CSS = """
 :root { --fg: #1f2328; --muted: #656d76; --line: #d0d7de; --bg-soft: #f6f8fa; --warn: #9a6700;
@@ -48,6 +48,8 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fo
   padding: .7rem 1rem; margin: 1rem 0; }
 .banner strong { font-size: 1.05rem; }
 .warning { color: var(--warn); background: var(--warn-bg); padding: .4rem .7rem; border-radius: 6px; }
+.ok { color: var(--ok); background: var(--ok-bg); padding: .4rem .7rem; border-radius: 6px; }
+div.warning p, div.warning ul { margin: .2rem 0; }
 svg.chart { max-width: 100%; height: auto; display: block; margin: .5rem 0; }
 footer { margin-top: 2.5rem; color: var(--muted); font-size: .8rem; }
 """

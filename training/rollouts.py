@@ -3,13 +3,13 @@
 The backend owns isolation (sandbox or pod), the proxy wiring and the deadline; the program owns the
 harness's command line, its configuration and the verifier. The default program runs the task's own
 `command` (a list, for scripted and benchmark rollouts) or asks the harness registry entry for its
-`rollout_command(spec, workdir)`; a harness without one cannot run training rollouts yet and says so.
+`rollout_command(spec, workdir)` (declared on `Harness`: one without it says it cannot run rollouts).
 """
 
 import inspect
 from pathlib import Path
 
-from forge_eval._errors import ForgeError, UsageError
+from forge_eval._errors import UsageError
 from forge_eval.harnesses import HARNESSES
 from forge_eval.sandbox import RolloutCommand, RolloutProgram, RolloutSpec
 
@@ -25,14 +25,7 @@ def default_program(spec: RolloutSpec, workdir: Path) -> RolloutCommand:
                 hint='e.g. "command": ["python3", "agent.py"]',
             )
         return RolloutCommand(argv=command)
-    harness = HARNESSES.get(spec.harness)
-    build = getattr(harness, "rollout_command", None)
-    if build is None:
-        raise ForgeError(
-            f"harness {spec.harness!r} cannot run training rollouts: it has no rollout_command()",
-            hint="give the task a `command`, or pass the backend a RolloutProgram for this harness",
-        )
-    return build(spec, workdir)
+    return HARNESSES.get(spec.harness).rollout_command(spec, workdir)
 
 
 async def resolve(program: RolloutProgram, spec: RolloutSpec, workdir: Path) -> RolloutCommand:

@@ -1,30 +1,16 @@
 """`analyze_run`: a run directory -> `DIR/behavior.json` (and the report's Behavior section)."""
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
-from forge_eval.analysis.behavior._section import BEHAVIOR_FILE
 from forge_eval.analysis.behavior._summary import compare_behavior, summarize_behavior
 from forge_eval.analysis.behavior._transcripts import read_run_transcripts
-
-
-def _json_ready(value: Any) -> Any:
-    """NaN and numpy scalars as JSON (NaN -> null): behavior.json must parse in any JSON reader."""
-    if isinstance(value, dict):
-        return {str(k): _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+from forge_eval.rundir import RunDir, json_safe, write_json
 
 
 def _run_info(run_dir: Path) -> dict[str, Any]:
-    path = run_dir / "results.json"
+    path = RunDir(run_dir).results
     results = json.loads(path.read_text()) if path.is_file() else {}
     return {k: results.get(k) for k in ("benchmark", "model", "harness", "seeds", "epochs")}
 
@@ -61,9 +47,6 @@ def analyze_run(
             **_run_info(Path(compare)),
             **compare_behavior(this, other, n_resamples=n_resamples, random_state=random_state),
         }
-    data = _json_ready(data)
-    target = run_dir / BEHAVIOR_FILE
-    partial = target.with_name(f".{BEHAVIOR_FILE}.tmp")
-    partial.write_text(json.dumps(data, indent=1, ensure_ascii=False))
-    partial.replace(target)
+    data = json_safe(data)
+    write_json(RunDir(run_dir).behavior, data, indent=1)
     return data

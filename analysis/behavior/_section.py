@@ -12,8 +12,9 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from forge_eval.reports import REPORT_SECTIONS, Section, svg_figure
+from forge_eval.rundir import RunDir
 
-BEHAVIOR_FILE = "behavior.json"
+BEHAVIOR_FILE = RunDir.BEHAVIOR
 _MAX_TOOLS = 12
 
 
@@ -183,7 +184,7 @@ def _fmt_pair(diff: dict[str, Any] | None) -> str:
 
 def behavior_section(run_dir: Path) -> Section | None:
     """The Behavior section of `run_dir`'s report, or None when `forge-eval analyze` has not run."""
-    path = Path(run_dir) / BEHAVIOR_FILE
+    path = RunDir(run_dir).behavior
     if not path.is_file():
         return None
     data = json.loads(path.read_text())

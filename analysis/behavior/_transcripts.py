@@ -12,7 +12,6 @@ collector is paused); `read_eval_log_samples` re-opens the zip per sample and is
 (measured with Inspect 0.3.285: 63 s for 3000 samples).
 """
 
-import csv
 import json
 import math
 import re
@@ -36,6 +35,7 @@ from forge_eval.analysis.behavior._records import RolloutKey, parse_failed, read
 from forge_eval.analysis.behavior._rules import CallAccess, HarnessRules, rules_for
 from forge_eval.analysis.behavior._services import service_access, service_tool
 from forge_eval.benchmarks.services import TOOL_SPECS, ToolSpec
+from forge_eval.rundir import RunDir, read_trials
 
 CALL_COLUMNS = [
     "task_id", "seed", "epoch", "harness", "call_index", "turn", "tool", "arguments", "result",
@@ -411,15 +411,8 @@ def read_transcripts(
 
 
 def _passed_from_trials(path: Path) -> dict[tuple[str, int, int], bool]:
-    with path.open(newline="") as f:
-        return {
-            (row["task_id"], int(row["seed"]), int(row["epoch"])): row["passed"].strip().lower()
-            in ("true", "1")
-            for row in csv.DictReader(f)
-        }
-
-
-RECORDS_DIR = "records"
+    trials = read_trials(path)
+    return {(str(t.task_id), int(t.seed), int(t.epoch)): bool(t.passed) for t in trials.itertuples()}
 
 
 def read_run_transcripts(run_dir: str | Path) -> Transcripts:
@@ -430,18 +423,18 @@ def read_run_transcripts(run_dir: str | Path) -> Transcripts:
     Raises:
         ForgeError: The directory has no logs.
     """
-    run_dir = Path(run_dir)
-    log_dir = run_dir / "logs"
+    files = RunDir(run_dir)
+    log_dir = files.logs
     infos = list_eval_logs(str(log_dir)) if log_dir.is_dir() else []
     if not infos:
         raise ForgeError(
             f"no Inspect logs in {log_dir}",
             hint="pass the directory given to `forge-eval run --out` (it holds logs/ and results.json)",
         )
-    results_path = run_dir / "results.json"
+    results_path = files.results
     harness = json.loads(results_path.read_text()).get("harness") if results_path.is_file() else None
-    trials = run_dir / "trials.csv"
+    trials = files.trials
     passed = _passed_from_trials(trials) if trials.is_file() else None
-    records_dir = run_dir / RECORDS_DIR
+    records_dir = files.records
     records = read_parse_verdicts(records_dir) if records_dir.is_dir() else None
     return read_transcripts(infos, harness=harness, passed=passed, records=records)

@@ -20,6 +20,11 @@ class ClawEval(Benchmark):
     description = "Claw-Eval: 300 assistant tasks on mock services (mail, calendar, CRM, ...); pass^3, pass@3"
     default_harness = DEFAULT_HARNESS
     accepts_data_dir = True
+    protocol_pending = (
+        "protocol record not yet filled: the agent's system prompt and the judge prompts are our own "
+        "wording, the graders read task.yaml's scoring components instead of upstream's grader.py, and "
+        "the agent samples at the model's default temperature (upstream: 0)"
+    )
     official = OfficialSettings(
         trials=TRIALS,
         pass_threshold=PASS_THRESHOLD,

@@ -17,11 +17,11 @@ from dataclasses import replace
 from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, execute_tools
-from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolDef
 
 from forge_eval.benchmarks.claweval._tools import lax_arguments, record_rejected
-from forge_eval.harnesses import HARNESSES, Harness, seed_per_epoch
+from forge_eval.harnesses import HARNESSES, Harness
 
 DEFAULT_MAX_TURNS = 30
 DEFAULT_TIMEOUT_S = 600
@@ -116,8 +116,8 @@ class ClawLoopHarness(Harness):
     name = "claw-loop"
     description = "Claw-Eval's own loop: all tools every turn, stops at a reply without tool calls"
 
-    def solver(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
-        return chain(seed_per_epoch(), claw_loop(tools, system_prompt, **options))
+    def agent(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
+        return claw_loop(tools, system_prompt, **options)
 
 
 HARNESSES.register(ClawLoopHarness.name, ClawLoopHarness())

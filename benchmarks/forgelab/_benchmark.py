@@ -8,7 +8,8 @@ from typing import Any
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
+from forge_eval.benchmarks.forgelab import _protocol
 from forge_eval.benchmarks.forgelab._data import DATA_DIR
 from forge_eval.benchmarks.forgelab._rollout import rollout_environment
 from forge_eval.benchmarks.forgelab._task import (
@@ -18,6 +19,7 @@ from forge_eval.benchmarks.forgelab._task import (
     forgelab,
     select_samples,
 )
+from forge_eval.rundir import ProtocolRecord
 
 
 class Forgelab(Benchmark):
@@ -38,6 +40,9 @@ class Forgelab(Benchmark):
 
     def task(self, *, seed: int, harness: str, **options: Any) -> Task:
         return forgelab(seed=seed, harness=harness, **options)
+
+    def protocol(self, run: RunUsed) -> ProtocolRecord:
+        return _protocol.protocol(run)
 
     #: A task set up for a training rollout of a real harness (`forge_eval.harnesses.task_environment`).
     rollout_environment = staticmethod(rollout_environment)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from inspect_ai.model import ChatMessageSystem, execute_tools
-from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 
-from forge_eval.harnesses import HARNESSES, Harness, seed_per_epoch
+from forge_eval.harnesses import HARNESSES, Harness
 
 MAX_TURNS = 20
 
@@ -41,8 +41,8 @@ class AtlasLoopHarness(Harness):
     name = "atlas-loop"
     description = "MCP-Atlas v1's loop: every enabled tool each turn, stops at a reply without tool calls"
 
-    def solver(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
-        return chain(seed_per_epoch(), atlas_loop(tools, system_prompt, **options))
+    def agent(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
+        return atlas_loop(tools, system_prompt, **options)
 
 
 HARNESSES.register(AtlasLoopHarness.name, AtlasLoopHarness())

@@ -79,6 +79,10 @@ class OnlineMind2Web(LiveWebBenchmark):
         paper_source="OpenForgeRL (arXiv 2607.21557): Online-Mind2Web, 300 tasks, after RL",
     )
     judge_kind = "webjudge"
+    protocol_pending = (
+        "protocol record not yet filled: WebJudge's prompts and inputs are ours, and the MolmoWeb "
+        "harness's prompt and sampling are ours"
+    )
     default_version = "2025-11"
     task_function = online_mind2web
     select = select

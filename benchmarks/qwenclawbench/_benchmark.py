@@ -26,6 +26,11 @@ class QwenClawBench(Benchmark):
     description = "QwenClawBench v1.1: 100 OpenClaw workspace tasks, hybrid automated + LLM-judge score"
     default_harness = DEFAULT_HARNESS
     accepts_data_dir = True
+    protocol_pending = (
+        "protocol record not yet filled: the judge prompt is our paraphrase of upstream's, the OpenClaw "
+        "config is ours (4096-token replies, reasoning off, 128k context), and grading reads a "
+        "transcript rebuilt from the proxy instead of OpenClaw's session log"
+    )
     official = OfficialSettings(
         trials=RUNS,
         pass_threshold=1.0,

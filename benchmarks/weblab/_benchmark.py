@@ -8,9 +8,11 @@ from typing import Any
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
 from forge_eval.benchmarks.web import browser_requirements
+from forge_eval.benchmarks.weblab import _protocol
 from forge_eval.benchmarks.weblab._task import DEFAULT_TIME_LIMIT, QUICK_SUBSET, select_samples, weblab
+from forge_eval.rundir import ProtocolRecord
 
 
 class Weblab(Benchmark):
@@ -33,3 +35,6 @@ class Weblab(Benchmark):
 
     def task(self, *, seed: int, harness: str, **options: Any) -> Task:
         return weblab(seed=seed, harness=harness, **options)
+
+    def protocol(self, run: RunUsed) -> ProtocolRecord:
+        return _protocol.protocol(run)

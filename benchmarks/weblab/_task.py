@@ -22,6 +22,7 @@ from forge_eval.harnesses import HARNESSES
 #: Step cap per episode: weblab tasks need 2-16 actions (the oracle's count); MolmoWeb's default is 30.
 DEFAULT_MAX_STEPS = 20
 DEFAULT_TIME_LIMIT = 900
+DEFAULT_MAX_TOKENS = 512
 
 SYSTEM_PROMPT = """\
 You operate a web browser (1280x720) with the browser_* tools to complete the user's task on the site that \
@@ -139,7 +140,7 @@ def weblab(
     time_limit: int = DEFAULT_TIME_LIMIT,
     observation: str = "auto",
     judges: str = "",
-    max_tokens: int = 512,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
 ) -> Task:
     """weblab: offline web tasks on six local sites, checked against ground truth.
 

@@ -79,6 +79,10 @@ class WebVoyager(LiveWebBenchmark):
         paper_source="OpenForgeRL (arXiv 2607.21557): WebVoyager Fara-595, MolmoWeb harness, after RL",
     )
     judge_kind = "webvoyager"
+    protocol_pending = (
+        "protocol record not yet filled: the judge prompt is our rewrite of WebVoyager's, and the "
+        "MolmoWeb harness's prompt and sampling are ours"
+    )
     default_version = "fara"
     task_function = webvoyager
     select = select

@@ -1,6 +1,5 @@
 """`forge-eval ablate credit`: train the credit variants side by side (or replay real records) and compare."""
 
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -144,12 +143,13 @@ def credit(
         raise UsageError(f"--resamples must be at least 100, got {resamples}")
     command = shlex.join(["forge-eval", *sys.argv[1:]])
     from forge_eval.reports._ablation import build_ablation_report
+    from forge_eval.rundir import write_json
     from forge_eval.training import ablation
 
     if replay_dir is not None:
         data = ablation.replay(replay_dir, names, n_resamples=resamples)
         out.mkdir(parents=True, exist_ok=True)
-        (out / ablation.REPLAY_FILE).write_text(json.dumps(data, indent=1))
+        write_json(out / ablation.REPLAY_FILE, data, indent=1)
         for name, h in data["harnesses"].items():
             click.echo(f"{name}: {h['n_rollouts']} rollouts")
             for variant, v in h["variants"].items():

@@ -52,8 +52,9 @@ def analyze(run_dir: Path, compare: Path | None, resamples: int, bootstrap_seed:
     if resamples < 100:
         raise UsageError(f"--resamples must be at least 100, got {resamples}")
     # Imported here: Inspect, pandas and matplotlib load only when a run is analyzed.
-    from forge_eval.analysis.behavior import BEHAVIOR_FILE, analyze_run
+    from forge_eval.analysis.behavior import analyze_run
     from forge_eval.reports import build_report
+    from forge_eval.rundir import RunDir
 
     data = analyze_run(run_dir, compare, n_resamples=resamples, random_state=bootstrap_seed)
     overall = data["groups"]["overall"]
@@ -69,6 +70,6 @@ def analyze(run_dir: Path, compare: Path | None, resamples: int, bootstrap_seed:
         paired = data["comparison"]["groups"].get("overall", {}).get("capabilities", {})
         for name, interval in paired.items():
             click.echo(_line(titles[name], interval, "fewer than 2 tasks with paired values"))
-    click.echo(str((run_dir / BEHAVIOR_FILE).resolve()))
-    if (run_dir / "results.json").is_file():
+    click.echo(str(RunDir(run_dir).behavior.resolve()))
+    if RunDir(run_dir).results.is_file():
         click.echo(str(build_report(run_dir).resolve()))

@@ -1,6 +1,5 @@
 """`forge-eval compare RUN_A RUN_B [...]`: paired differences of runs on shared tasks and seeds, with CIs."""
 
-import json
 from pathlib import Path
 
 import click
@@ -56,21 +55,23 @@ def compare(
     """
     if len(runs) < 2:
         raise UsageError("compare needs at least two run directories", hint="forge-eval compare RUN_A RUN_B")
-    from forge_eval.analysis import COMPARE_FILE, compare_runs, parse_budgets
-    from forge_eval.analysis._metrics import json_ready
+    from forge_eval.analysis import compare_runs, parse_budgets
     from forge_eval.reports import build_compare_report
+    from forge_eval.rundir import RunDir, json_safe, write_json
 
     budgets = parse_budgets(step_budget) if step_budget else ()
-    data = json_ready(
+    data = json_safe(
         compare_runs(
             list(runs), budgets=budgets, behavior=behavior, n_resamples=resamples, random_state=bootstrap_seed
         )
     )
     out = out or Path("runs") / f"compare-{runs[0].name}-vs-{runs[1].name}"
     out.mkdir(parents=True, exist_ok=True)
-    (out / COMPARE_FILE).write_text(json.dumps(data, indent=2))
+    written = write_json(RunDir(out).compare, data)
     for pair in data["comparisons"]:
         click.echo(f"{pair['run']} minus {pair['baseline']} (95% CI):")
+        for difference in pair["protocol_differences"]:
+            click.secho(f"  warning: protocols differ: {difference}", fg="red")
         for note in pair["matching"]["notes"]:
             click.secho(f"  note: {note}", fg="yellow")
         for name, d in pair["metrics"].items():
@@ -78,4 +79,4 @@ def compare(
         for b in pair["step_budgets"]:
             click.echo(_line(f"budget {b['budget']}", b["difference"]))
     click.echo(f"report:  {build_compare_report(data, out).resolve()}")
-    click.echo(f"data:    {(out / COMPARE_FILE).resolve()}")
+    click.echo(f"data:    {written.resolve()}")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from forge_eval._cli._options import parse_key_values
@@ -165,6 +166,8 @@ def _percent(value: float | None, spec: str = ".1f") -> str:
 
 def print_headline(results: dict, out: Path, report: Path | None) -> None:
     """Print the headline metrics with their 95% CIs, and where the report and logs are."""
+    from forge_eval.rundir import RunDir  # imported here like the runner: pandas only once a run finished
+
     console = Console()
     table = Table(
         title=f"{results['benchmark']} · {results['model']} · {results['harness']} · "
@@ -190,5 +193,13 @@ def print_headline(results: dict, out: Path, report: Path | None) -> None:
     console.print(f"estimator: {next(iter(results['metrics'].values()))['estimator']}")
     if report is not None:
         console.print(f"report:  {report.resolve()}")
-    console.print(f"results: {(out / 'results.json').resolve()}")
-    console.print(f"logs:    inspect view --log-dir {(out / 'logs').resolve()}")
+    protocol = results.get("protocol") or {}
+    if protocol.get("comparable"):
+        console.print("protocol: every element is the official one (comparable with published scores)")
+    elif protocol:
+        reasons = protocol["reasons"]
+        more = f" (and {len(reasons) - 1} more: see the report's Protocol section)" if reasons[1:] else ""
+        console.print(f"[yellow]not comparable with published scores: {escape(reasons[0] + more)}[/yellow]")
+    files = RunDir(out)
+    console.print(f"results: {files.results.resolve()}")
+    console.print(f"logs:    inspect view --log-dir {files.logs.resolve()}")

@@ -3,8 +3,21 @@
 `react` is Inspect's own ReAct loop; `codex`, `claude-code` and `openclaw` are the real programs, each
 with its one home (`_codex.py`, `_claude_code.py`, `_openclaw.py`): npm pin, launch and config, proxy
 wiring, role-tagging cues and tool rules. `facts_for(name)` is how training and analysis read the latter.
+
+The registry holds the same harnesses whatever was imported before: the built-in ones, plus, on first
+lookup, those that packages advertise under the entry-point group `forge_eval.harnesses` (name = harness
+name, value = `module:HarnessClass`) -- the benchmarks' own loops (`claw-loop`, `atlas-loop`) come in
+that way, so this package never imports a benchmark. One that fails to import is listed with the error
+as its requirement instead of breaking every lookup.
 """
 
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from inspect_ai.solver import Solver
+from inspect_ai.tool import Tool
+
+from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
 from forge_eval.harnesses._claude_code import ClaudeCodeHarness
 from forge_eval.harnesses._codex import CodexHarness
@@ -22,7 +35,45 @@ from forge_eval.harnesses._workspace import KeptWorkspace, kept_workspace, relea
 from forge_eval.harnesses.computer import ComputerHarness
 from forge_eval.harnesses.molmoweb import MolmoWebHarness
 
-HARNESSES: Registry[Harness] = Registry("harness")
+ENTRY_POINT_GROUP = "forge_eval.harnesses"
+
+
+class UnloadableHarness(Harness):
+    """An advertised harness whose module failed to import: it says why wherever it is asked to run."""
+
+    description = "could not be loaded (see its requirements)"
+
+    def __init__(self, point: EntryPoint, error: Exception) -> None:
+        self.name = point.name  # per instance: one placeholder per plugin that failed
+        reason = f"{type(error).__name__}: {error}"
+        self.problem = f"harness {point.name!r} ({point.value}) could not be loaded: {reason}"
+
+    def requirements(self) -> list[str]:
+        return [self.problem]
+
+    def agent(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
+        raise ForgeError(self.problem)
+
+
+def _load_entry_points() -> None:
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        try:
+            loaded = point.load()  # importing a benchmark's loop module may register it already
+        except Exception as e:  # any import-time failure of another package's code
+            HARNESSES.register(point.name, UnloadableHarness(point, e))
+            continue
+        if point.name in HARNESSES:
+            continue
+        harness = loaded() if isinstance(loaded, type) else loaded
+        if not isinstance(harness, Harness) or harness.name != point.name:
+            raise ForgeError(
+                f"entry point {point.name} = {point.value} is not a Harness named {point.name!r}",
+                hint=f'in pyproject.toml: [project.entry-points."{ENTRY_POINT_GROUP}"] NAME = "module:Class"',
+            )
+        HARNESSES.register(point.name, harness)
+
+
+HARNESSES: Registry[Harness] = Registry("harness", _load_entry_points)
 for _harness in (
     ReactHarness(),
     CodexHarness(),
@@ -40,6 +91,7 @@ def facts_for(name: str | None) -> HarnessFacts:
 
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "HARNESSES",
     "ClaudeCodeHarness",
     "CodexHarness",
@@ -58,6 +110,7 @@ __all__ = [
     "TaggingCues",
     "TaskEnvironment",
     "ToolUse",
+    "UnloadableHarness",
     "current_settings",
     "ensure_installed",
     "epoch_seed_for",

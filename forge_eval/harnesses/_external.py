@@ -33,14 +33,14 @@ import anyio
 from inspect_ai.log import transcript
 from inspect_ai.model import ChatMessageAssistant, GenerateConfig, ModelOutput, get_model
 from inspect_ai.model._generate_config import active_generate_config
-from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 
 from forge_eval._errors import ForgeError
 from forge_eval.harnesses._environment import TaskEnvironment, serve_tools, task_environment
 from forge_eval.harnesses._harness import Harness
 from forge_eval.harnesses._npm import NpmPackage, ensure_installed
-from forge_eval.harnesses._seeding import run_seed_for, seed_per_epoch
+from forge_eval.harnesses._seeding import run_seed_for
 from forge_eval.harnesses._settings import current_settings
 from forge_eval.harnesses._toolbridge import ToolBridge
 from forge_eval.harnesses._workspace import CONVERSATION_FILE, KEPT_KEY, Workspace
@@ -105,6 +105,7 @@ class ExternalHarness(Harness):
     """
 
     packages: ClassVar[tuple[NpmPackage, ...]]
+    runs_rollouts = True
     #: Seconds the harness may run per sample (the task's time limit also applies).
     timeout_s: ClassVar[float] = 900.0
 
@@ -122,6 +123,10 @@ class ExternalHarness(Harness):
     def limits(self) -> "SandboxLimits":
         """CPU / memory / pids caps of one sample's sandbox (the paper's pods: 2 CPU / 2 GB)."""
         return SandboxLimits()
+
+    @property
+    def version(self) -> str:
+        return ", ".join(p.spec for p in self.packages)
 
     def binary(self, prefix: Path) -> Path:
         main = next(p for p in self.packages if p.bin)
@@ -161,7 +166,7 @@ class ExternalHarness(Harness):
             spec, workdir, launch, self.final_answer, ro_binds=_ro_binds(prefix), limits=self.limits()
         )
 
-    def solver(
+    def agent(
         self,
         *,
         tools: list[Tool],
@@ -171,9 +176,7 @@ class ExternalHarness(Harness):
         **options: Any,
     ) -> Solver:
         """`stage` / `keep_workspace`: a task's own files in, the workspace back out (module doc)."""
-        return chain(
-            seed_per_epoch(), external_harness(self, tools, system_prompt, stage, keep_workspace)
-        )
+        return external_harness(self, tools, system_prompt, stage, keep_workspace)
 
 
 async def harness_rollout(

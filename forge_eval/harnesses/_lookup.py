@@ -14,7 +14,7 @@ def facts_among(harnesses: Iterable[Harness], name: str | None) -> HarnessFacts:
     facts: the generic tagging cues and every known harness's tool table merged (harnesses' tool names
     do not collide), so its traffic is still tagged and analyzed rather than refused.
     """
-    known = [facts for h in harnesses if (facts := getattr(h, "facts", None)) is not None]
+    known = [h.facts for h in harnesses if h.facts is not None]
     for facts in known:
         if facts.answers_to(name):
             return facts

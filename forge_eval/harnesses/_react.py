@@ -6,15 +6,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from inspect_ai import __version__ as inspect_ai_version
 from inspect_ai.agent import AgentPrompt, as_solver, react
-from inspect_ai.solver import Solver, chain
+from inspect_ai.solver import Solver
 from inspect_ai.tool import Tool
 
 from forge_eval.harnesses._environment import TaskEnvironment
 from forge_eval.harnesses._external import Launch, harness_rollout
 from forge_eval.harnesses._facts import OTHER, HarnessFacts, TaggingCues, ToolUse, shell
 from forge_eval.harnesses._harness import Harness
-from forge_eval.harnesses._seeding import seed_per_epoch
 from forge_eval.harnesses._shell import with_exit_status
 from forge_eval.harnesses._toolbridge import ToolBridge
 from forge_eval.harnesses._workspace import Workspace
@@ -43,14 +43,19 @@ class ReactHarness(Harness):
     name = "react"
     description = "Inspect's native ReAct loop (react()) with the benchmark's tools and a submit() tool"
     facts = FACTS
+    runs_rollouts = True
 
-    def solver(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
+    @property
+    def version(self) -> str:
+        return f"inspect_ai {inspect_ai_version}"
+
+    def agent(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
         agent = react(
             prompt=AgentPrompt(instructions=system_prompt),
             tools=with_exit_status(tools),
             **options,
         )
-        return chain(seed_per_epoch(), as_solver(agent))
+        return as_solver(agent)
 
     async def rollout_command(self, spec: "RolloutSpec", workdir: Path) -> "RolloutCommand":
         """A training rollout: this solver in a one-sample Inspect eval run as a program in the sandbox

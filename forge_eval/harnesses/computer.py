@@ -28,12 +28,11 @@ from inspect_ai.model import (
     ContentText,
     get_model,
 )
-from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 
 from forge_eval.harnesses._facts import HarnessFacts, TaggingCues
 from forge_eval.harnesses._harness import Harness
-from forge_eval.harnesses._seeding import seed_per_epoch
 from forge_eval.harnesses.molmoweb import is_text_only
 
 SPECIAL_ACTIONS = ("WAIT", "DONE", "FAIL")
@@ -199,9 +198,9 @@ class ComputerHarness(Harness):
     )
     facts = FACTS
 
-    def solver(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
+    def agent(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
         """The loop drives the sample's computer directly; `tools` and `system_prompt` are not used."""
-        return chain(seed_per_epoch(), computer_agent(**options))
+        return computer_agent(**options)
 
 
 def observation_for(model_name: str, requested: str) -> str:

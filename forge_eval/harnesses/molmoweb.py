@@ -27,13 +27,12 @@ from inspect_ai.model import (
     ContentText,
     get_model,
 )
-from inspect_ai.solver import Generate, Solver, TaskState, chain, solver
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 
 from forge_eval.benchmarks.web import ACTIONS, WebEnv, current_env
 from forge_eval.harnesses._facts import HarnessFacts, TaggingCues
 from forge_eval.harnesses._harness import Harness
-from forge_eval.harnesses._seeding import seed_per_epoch
 from forge_eval.models import EMBEDDED_MODELS
 
 #: Text history the model sees (MolmoWeb's CLI default).
@@ -158,6 +157,6 @@ class MolmoWebHarness(Harness):
 
         return browser_requirements()
 
-    def solver(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
+    def agent(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
         """The loop drives the sample's browser directly; `tools` and `system_prompt` are not used."""
-        return chain(seed_per_epoch(), molmoweb_agent(**options))
+        return molmoweb_agent(**options)

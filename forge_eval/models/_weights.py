@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from forge_eval._errors import ForgeError
+from forge_eval._files import write_json
 
 _CHUNK = 4 * 1024 * 1024
 
@@ -76,9 +77,7 @@ def _write_marker(file: Path, cache: Path, sha256: str) -> None:
     st = file.stat()
     cache.mkdir(parents=True, exist_ok=True)
     marker = _marker_path(file, cache)
-    tmp = marker.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}))
-    os.replace(tmp, marker)
+    write_json(marker, {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": sha256}, indent=None)
 
 
 def verify_file(file: Path, size: int, sha256: str, cache: Path, install_hint: str) -> Path:

@@ -1,7 +1,6 @@
 """`forge-eval run`: one Inspect task per seed through eval_set, then results.json, trials.csv, report."""
 
 import json
-import os
 import shutil
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
@@ -9,20 +8,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 from inspect_ai import eval_set
 from inspect_ai.log import EvalLog
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.analysis import read_run_logs, summarize_trials, trials_table
+from forge_eval.benchmarks import SAMPLING_KEYS, RunUsed
 from forge_eval.harnesses import HARNESSES, ExternalHarness, harness_settings
 from forge_eval.models import EMBEDDED_MODELS
-from forge_eval.reports._results import (
+from forge_eval.rundir import (
     JudgeInfo,
+    ProtocolRecord,
     ReferenceScores,
+    RunDir,
     RunResults,
     SkippedTask,
     SubsetInfo,
+    write_json,
     write_results,
+    write_trials,
 )
 from forge_eval.runner._model import ResolvedModel, resolved_model
 from forge_eval.runner._plan import RunPlan, plan_run
@@ -72,7 +77,7 @@ def _identity(spec: RunSpec, harness: str) -> dict[str, Any]:
 
 def _previous_seeds(spec: RunSpec, harness: str) -> list[int]:
     """The seeds an earlier invocation of this run recorded; refuse a different run in the same place."""
-    marker = spec.out / "run.json"
+    marker = RunDir(spec.out).run_marker
     if not marker.is_file():
         return []
     previous = json.loads(marker.read_text())
@@ -94,15 +99,13 @@ def _claim_run_dir(spec: RunSpec, harness: str) -> None:
     A directory that cannot be created or written is a usage error, and whatever this call created
     is removed again.
     """
-    marker = spec.out / "run.json"
+    marker = RunDir(spec.out).run_marker
     identity = _identity(spec, harness)
     seeds = sorted(set(_previous_seeds(spec, harness)) | set(spec.seeds))
     created = _missing_ancestors(spec.out)
     try:
         spec.out.mkdir(parents=True, exist_ok=True)
-        partial = marker.with_name(".run.json.tmp")
-        partial.write_text(json.dumps({"identity": identity, "seeds": seeds}, indent=2))
-        os.replace(partial, marker)
+        write_json(marker, {"identity": identity, "seeds": seeds})
     except OSError as e:
         for path in created:
             shutil.rmtree(path, ignore_errors=True)
@@ -139,7 +142,8 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
         _claim_run_dir(spec, plan.harness)
         # harness programs' proxies record every call under the run; sandboxed unless --no-sandbox; in
         # their small-prompt mode for the embedded model (its 8k context holds no full harness prompt)
-        settings = harness_settings(spec.out / "records", sandbox=not spec.no_sandbox, lean=model.embedded)
+        records = RunDir(spec.out).records
+        settings = harness_settings(records, sandbox=not spec.no_sandbox, lean=model.embedded)
         stack.enter_context(settings)
         tasks = [plan.benchmark.task(seed=seed, harness=plan.harness, **plan.options) for seed in spec.seeds]
         generate: dict[str, Any] = {"max_retries": _MAX_RETRIES}
@@ -189,21 +193,52 @@ def _judge_roles(plan: RunPlan, model: ResolvedModel, stack: ExitStack) -> dict[
     return {role: served.get_model(role=role)}
 
 
-def _judge_info(plan: RunPlan) -> JudgeInfo | None:
+def _judge_info(plan: RunPlan, protocol: ProtocolRecord) -> JudgeInfo | None:
+    """The judge block: what identifies the judge setup, comparable only when the protocol record says
+    the judge model and every judge prompt are the official ones (a benchmark's own word is not asked)."""
     judge, role = plan.spec.judge, plan.judge_role
     if judge is None or role is None:
         return None
     official = plan.benchmark.official.judge_model
-    comparable = judge == official
-    note = None
-    if not comparable:
+    elements = protocol.of("judge_model") + protocol.of("judge_prompt")
+    comparable = bool(protocol.of("judge_prompt")) and all(e.matches for e in elements)
+    notes = []
+    if judge != official:
         kind = "the embedded model as a smoke-test judge" if judge in EMBEDDED_MODELS else f"judge {judge}"
-        note = (
-            f"{kind}, not the official judge ({official or 'none declared'}): "
-            "scores are not comparable with published ones"
-        )
-    fields: dict[str, Any] = {"model": judge, "role": role, "comparable": comparable, "note": note}
-    return JudgeInfo.model_validate({**fields, **plan.benchmark.judge_info(judge)})
+        notes.append(f"{kind}, not the official judge ({official or 'none declared'})")
+    if not protocol.of("judge_prompt"):
+        notes.append("the judge prompts are not recorded as the official ones")
+    notes += [f"{e.name} differs from the official one" for e in protocol.of("judge_prompt") if not e.matches]
+    note = "; ".join(notes) + ": scores are not comparable with published ones" if notes else None
+    # The benchmark's own fields first: comparability comes from the protocol record alone.
+    info = {k: v for k, v in plan.benchmark.judge_info(judge).items() if k not in ("comparable", "note")}
+    fields = {"model": judge, "role": role, "comparable": comparable, "note": note}
+    return JudgeInfo.model_validate({**info, **fields})
+
+
+def _run_used(plan: RunPlan, logs: list[EvalLog], table: pd.DataFrame) -> RunUsed:
+    """What the run used, read back from its newest log (every seed's task has the same arguments)."""
+    newest = max(logs, key=lambda log: log.eval.created)
+    config = newest.plan.config.model_dump(exclude_none=True) if newest.plan else {}
+    return RunUsed(
+        harness=plan.harness,
+        task_args={k: v for k, v in newest.eval.task_args.items() if k != "seed"},
+        sampling={k: config[k] for k in SAMPLING_KEYS if k in config},
+        judge_model=plan.spec.judge,
+        task_ids=tuple(sorted(str(t) for t in table["task_id"].unique())),
+        skipped=dict(plan.skipped),
+        data_dir=plan.spec.data_dir,
+        limit=plan.spec.limit,
+    )
+
+
+def _protocol(plan: RunPlan, used: RunUsed) -> ProtocolRecord:
+    """The benchmark's protocol record of this run; one that cannot be built is recorded as such, so a
+    finished run still gets its results."""
+    try:
+        return plan.benchmark.protocol(used)
+    except (ForgeError, OSError, ValueError) as e:
+        return ProtocolRecord(pending=f"the protocol record could not be built: {e}")
 
 
 def _complete(logs: list[EvalLog], seeds: tuple[int, ...]) -> bool:
@@ -230,6 +265,7 @@ def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
         )
     metrics = summarize_trials(table, epochs=spec.epochs, graded=official.graded)
     n_run = int(table["task_id"].nunique())
+    protocol = _protocol(plan, _run_used(plan, logs, table))
     results = RunResults.model_validate(
         {
             "benchmark": benchmark.name,
@@ -244,13 +280,14 @@ def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
             "git_revision": git_revision(),
             "command": spec.command,
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
-            "log_dir": "logs",
+            "log_dir": RunDir.LOGS,
             "task_options": spec.task_options,
             "model_base_url": spec.model_base_url,
             "data_dir": str(spec.data_dir) if spec.data_dir else None,
             "deterministic": spec.deterministic,
             "metrics": {name: summary.to_dict() for name, summary in metrics.items()},
-            "judge": _judge_info(plan),
+            "protocol": protocol,
+            "judge": _judge_info(plan, protocol),
             "subset": SubsetInfo(
                 n_total=plan.n_total,
                 n_run=n_run,
@@ -262,5 +299,5 @@ def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
         }
     )
     write_results(spec.out, results)
-    table.drop(columns=["log_file"]).to_csv(spec.out / "trials.csv", index=False)
+    write_trials(RunDir(spec.out).trials, table)
     return RunResult(spec.out, json.loads(results.model_dump_json()), build_report(spec.out))

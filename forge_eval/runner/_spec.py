@@ -4,6 +4,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from forge_eval.rundir import RunDir
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -55,4 +57,4 @@ class RunSpec:
 
     @property
     def log_dir(self) -> Path:
-        return self.out / "logs"
+        return RunDir(self.out).logs

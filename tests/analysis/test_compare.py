@@ -20,7 +20,7 @@ from forge_eval.analysis import (
     parse_budgets,
     write_budgets,
 )
-from forge_eval.reports import RunResults
+from forge_eval.rundir import RunResults
 
 LS = Call("bash", {"command": "ls"}, "x")
 
@@ -200,3 +200,47 @@ def test_report_step_budget_adds_the_section(tmp_path: Path) -> None:
     assert "success at    3 model turns: 66.7%" in done.stdout
     html = (run / "report.html").read_text()
     assert 'id="step-budgets"' in html and "Model turns per trial: median 2.0" in html
+
+
+def test_compare_averages_as_results_json_does_on_unbalanced_runs(tmp_path: Path) -> None:
+    """Task t1 finished 3 seeds, t2 one: results.json weighs each task the same (task mean), and so must
+    compare. A cell mean would read +75 points here; each run's own headline says 0% and 50%."""
+    from forge_eval.analysis import summarize_trials
+
+    cells = [("t1", 0), ("t1", 1), ("t1", 2), ("t2", 0)]
+    a = _run(tmp_path / "a", {cell: (0.0, 1) for cell in cells})
+    b = _run(tmp_path / "b", {cell: (1.0 if cell[0] == "t1" else 0.0, 1) for cell in cells})
+    runs = [load_run(path) for path in (a, b)]
+    headline = [summarize_trials(r.trials, epochs=1, graded=False)["success_rate"].estimate for r in runs]
+    assert headline == [0.0, 0.5]
+    d = compare_pair(*runs, n_resamples=200)["metrics"]["success_rate"]
+    assert (d["baseline"], d["run"]) == (0.0, 0.5)
+    assert d["estimate"] == pytest.approx(headline[1] - headline[0])
+    estimator = compare_runs([a, b], behavior=False, n_resamples=200)["estimator"]
+    assert "mean over tasks of per-task means over seeds" in estimator
+
+
+def test_compare_warns_when_the_protocols_differ(tmp_path: Path) -> None:
+    from forge_eval.rundir import ProtocolRecord, Value, element
+
+    base = {(f"t{i}", 0): (float(i % 2), 1) for i in range(4)}
+    paths = []
+    for name, temperature in (("a", 0.0), ("b", 0.7)):
+        path = _run(tmp_path / name, base)
+        official, used = Value(value={"temperature": 0.0}), Value(value={"temperature": temperature})
+        record = ProtocolRecord(elements=[element("agent_sampling", official, used)])
+        results = json.loads((path / "results.json").read_text())
+        results["protocol"] = record.model_dump(mode="json")
+        (path / "results.json").write_text(json.dumps(results))
+        paths.append(path)
+    cli = [sys.executable, "-m", "forge_eval._cli.main", "compare", *map(str, paths), "--no-behavior"]
+    out = tmp_path / "cmp"
+    done = subprocess.run([*cli, "--out", str(out), "--resamples", "200"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    expected = (
+        'protocols differ: agent sampling settings: baseline {"temperature":0.0}; run {"temperature":0.7}'
+    )
+    assert expected in done.stdout
+    data = json.loads((out / "compare.json").read_text())
+    assert data["comparisons"][0]["protocol_differences"] == [expected.removeprefix("protocols differ: ")]
+    assert 'id="pair0-protocol"' in (out / "compare.html").read_text()

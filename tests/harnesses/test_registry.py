@@ -2,13 +2,18 @@
 
 import subprocess
 import sys
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
+from inspect_ai._util.registry import registry_info
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from forge_eval import ForgeError, Registry
 from forge_eval.analysis.behavior import rules_for as behavior_rules_for
-from forge_eval.harnesses import HARNESSES, ExternalHarness, facts_for
+from forge_eval.harnesses import HARNESSES, ExternalHarness, Harness, facts_for
 from forge_eval.harnesses.__main__ import pins
+from forge_eval.sandbox import RolloutSpec
 from forge_eval.training._tagging import rules_for as tagging_rules_for
 
 EXTERNAL = ["claude-code", "codex", "openclaw"]
@@ -101,3 +106,73 @@ def test_openclaw_lean_mode_drops_the_skill_catalog_and_tool_search(tmp_path):
         assert ("--local-model-lean" in launch.argv) is lean
         assert (config.get("skills") == {"allowBundled": []}) is lean
         assert (config.get("tools", {}).get("toolSearch") is False) is lean
+
+
+def test_a_fresh_registry_holds_the_same_harnesses_as_one_loaded_after_the_benchmarks():
+    """What HARNESSES holds does not depend on what was imported before: the benchmarks' own loops come
+    in through the `forge_eval.harnesses` entry points on the first lookup."""
+    code = (
+        "from forge_eval.harnesses import HARNESSES\n"
+        "fresh = HARNESSES.names()\n"
+        "from forge_eval.benchmarks import BENCHMARKS\n"
+        "BENCHMARKS.names()\n"
+        "print(','.join(fresh)); print(','.join(HARNESSES.names()))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    fresh, after = done.stdout.strip().splitlines()[-2:]
+    assert fresh == after
+    builtin = {"claude-code", "codex", "computer", "molmoweb", "openclaw", "react"}
+    assert builtin | {"atlas-loop", "claw-loop"} <= set(fresh.split(","))
+
+
+class _Echo(Harness):
+    name = "echo"
+    description = "test harness: answers with the seed it was given"
+
+    def agent(self, *, tools, system_prompt, **options):
+        @solver
+        def echo() -> Solver:
+            async def solve(state: TaskState, generate: Generate) -> TaskState:
+                state.output.completion = str(state.metadata.get("seed_seen"))
+                return state
+
+            return solve
+
+        return echo()
+
+
+def test_every_solver_is_the_one_template_seeding_each_epoch_before_the_agent():
+    for name, harness in [*HARNESSES.items(), ("echo", _Echo())]:
+        steps = harness.solver(tools=[], system_prompt="")
+        # chain(seed_per_epoch(), agent): the seeding step is always first
+        first = getattr(steps, "_solvers", [steps])[0]
+        assert "seed_per_epoch" in registry_info(first).name, name
+
+
+def test_what_a_harness_has_is_declared_on_the_base_class():
+    echo = _Echo()
+    assert echo.facts is None and facts_for("echo").name == "echo"  # generic facts, no getattr needed
+    assert echo.runs_rollouts is False
+    with pytest.raises(ForgeError, match="harness 'echo' cannot run training rollouts"):
+        spec = RolloutSpec("r", 0, "echo", {}, "http://127.0.0.1:1/v1", "key", 60.0)
+        echo.rollout_command(spec, Path("/tmp"))
+    rollouts = {name for name, h in HARNESSES.items() if h.runs_rollouts}
+    assert {"react", "codex", "claude-code", "openclaw"} <= rollouts and "molmoweb" not in rollouts
+    assert HARNESSES.get("codex").version.startswith("@openai/codex@")
+    assert HARNESSES.get("react").version.startswith("inspect_ai ")
+
+
+def test_an_advertised_harness_that_fails_to_import_says_why_where_it_is_used(monkeypatch):
+    from forge_eval import harnesses
+
+    broken = EntryPoint("broken-loop", "forge_eval.no_such_module:Loop", harnesses.ENTRY_POINT_GROUP)
+    registry = Registry("harness", harnesses._load_entry_points)
+    monkeypatch.setattr(harnesses, "HARNESSES", registry)
+    monkeypatch.setattr(harnesses, "entry_points", lambda group: [broken])
+    unloadable = registry.get("broken-loop")
+    (problem,) = unloadable.requirements()
+    assert problem.startswith("harness 'broken-loop' (forge_eval.no_such_module:Loop) could not be loaded")
+    assert "ModuleNotFoundError" in problem
+    with pytest.raises(ForgeError, match="could not be loaded"):
+        unloadable.solver(tools=[], system_prompt="")

@@ -10,7 +10,8 @@ import pytest
 
 from forge_eval import ForgeError
 from forge_eval.analysis import summarize_trials
-from forge_eval.reports import RunResults, SectionRegistry, build_report, load_results, write_results
+from forge_eval.reports import SectionRegistry, build_report
+from forge_eval.rundir import RunResults, load_results, write_results
 from tests.reports import _synthetic as syn
 from tests.reports._tree import parse
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from forge_eval.reports._core import headline, metadata, task_table
 from forge_eval.reports._page import page
-from forge_eval.reports._results import MetricResult, RunResults, SeedEstimate
 from forge_eval.reports._trials import Cell, TaskOutcomes, TaskRow
+from forge_eval.rundir import MetricResult, RunResults, SeedEstimate
 from tests.reports._tree import parse
 
 # Any characters but controls and lone surrogates (which cannot be written as UTF-8 at all).

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from forge_eval.reports import REPORT_FILE, SectionRegistry, build_report
+from forge_eval.reports import SectionRegistry, build_report
+from forge_eval.rundir import RunDir
 from tests.reports import _synthetic as syn
 from tests.reports._tree import Node, parse
 
@@ -24,7 +25,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def markup(run_dir: Path) -> str:
     # An empty registry: these tests look at the built-in sections only.
     path = build_report(run_dir, sections=SectionRegistry(group="forge_eval.tests.none"))
-    assert path == run_dir / REPORT_FILE
+    assert path == RunDir(run_dir).report
     return path.read_text(encoding="utf-8")
 
 

@@ -17,8 +17,9 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import TaskState
 
 from forge_eval._errors import ForgeError
-from forge_eval.benchmarks import BENCHMARKS, Benchmark, OfficialSettings
+from forge_eval.benchmarks import BENCHMARKS, Benchmark, OfficialSettings, RunUsed, task_set
 from forge_eval.harnesses import HARNESSES
+from forge_eval.rundir import ProtocolRecord, Value, element
 
 _SAMPLES = [
     Sample(id="six-times-seven", input="What is 6*7?", target="42", metadata={"difficulty": "easy"}),
@@ -51,6 +52,17 @@ class ProbeBenchmark(Benchmark):
 
     def task(self, *, seed: int, harness: str, **options: Any) -> Task:
         return probe(seed=seed, harness=harness, **options)
+
+    def protocol(self, run: RunUsed) -> ProtocolRecord:
+        """Two elements filled from what the run used (the rest is left unrecorded)."""
+        every = task_set((s.id for s in _SAMPLES), "all")
+        return ProtocolRecord(
+            elements=[
+                element("task_set", every, task_set(run.task_ids, run.selection)),
+                element("agent_sampling", Value(value={"max_tokens": 64}), Value(value={**run.sampling})),
+                element("harness", Value(value="react"), Value(value=run.harness)),
+            ]
+        )
 
 
 if "probe" not in BENCHMARKS:

@@ -60,19 +60,19 @@ def test_unwritable_out_is_a_usage_error_and_leaves_nothing_behind(tmp_path, mon
 
 
 def test_missing_ancestors_created_for_the_run_are_removed_on_failure(tmp_path, monkeypatch):
-    from forge_eval.runner import _execute
+    from forge_eval import _files
 
     monkeypatch.setenv("REC_API_KEY", "test")
     out = tmp_path / "x" / "y" / "run"
-    real_replace = _execute.os.replace
+    real_replace = _files.os.replace
 
     def full_disk(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_execute.os, "replace", full_disk)
+    monkeypatch.setattr(_files.os, "replace", full_disk)
     with recording_server() as (url, _seen):
         result = _invoke("--model", "openai-api/rec/m", "--model-base-url", url, "--out", str(out))
-    monkeypatch.setattr(_execute.os, "replace", real_replace)
+    monkeypatch.setattr(_files.os, "replace", real_replace)
     assert isinstance(result.exception, UsageError)
     assert "No space left on device" in str(result.exception)
     assert list(tmp_path.iterdir()) == []

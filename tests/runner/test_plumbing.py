@@ -9,7 +9,7 @@ from click.testing import CliRunner
 import tests.runner._probe_benchmark as probes
 from forge_eval._cli.main import cli
 from forge_eval._errors import UsageError
-from forge_eval.reports import load_results
+from forge_eval.rundir import load_results
 from tests.reports._tree import parse
 from tests.runner._recording_server import recording_server
 
@@ -70,7 +70,9 @@ def test_judge_data_dir_and_official_epochs_reach_the_run_and_results(tmp_path, 
     rows = headline.find("tbody").find_all("tr")
     paper = {r.attrs["data-metric"]: r.find("td", cls="paper").text() for r in rows}
     assert paper["success_rate"] == "61.5%" and paper["pass^2"] == "50.0%" and paper["pass@2"] == "–"
-    assert "Not comparable with published scores" in doc.find("p", id="judge-note").text()
+    note = doc.find("div", id="protocol-note").text()
+    assert "Not comparable with the benchmark's published scores" in note
+    assert "judge model differs: official openai-api/rec/official-judge" in note
     assert "2 of 3 tasks ran" in doc.find("p", id="subset-note").text()
 
     assert isinstance(other.exception, UsageError)

@@ -18,6 +18,7 @@ from typing import Any
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval._registry import Registry
+from forge_eval.rundir import write_json
 from forge_eval.training.ablation._harness import HARNESS
 from forge_eval.training.ablation._loss import DEFAULT_LOSS_AGG, LOSS_AGGREGATIONS
 from forge_eval.training.ablation._policies import POLICIES
@@ -123,7 +124,7 @@ def _claim(out: Path, config: AblationConfig, command: str) -> None:
             )
         return
     out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"config": wanted, "command": command}, indent=1))
+    write_json(path, {"config": wanted, "command": command}, indent=1)
 
 
 def run_ablation(

@@ -58,7 +58,7 @@ class PlanActHarness(Harness):
     def requirements(self) -> list[str]:
         return ["plan-act is the credit ablation's own harness: run it with `forge-eval ablate credit`"]
 
-    def solver(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
+    def agent(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
         raise UsageError(
             "the plan-act harness drives the slot world of the credit ablation, not benchmark tasks",
             hint="use `forge-eval ablate credit`; for benchmarks pick react, codex, claude-code or openclaw",

@@ -11,7 +11,6 @@ rollout), continues exactly.
 """
 
 import asyncio
-import json
 import os
 import secrets
 import shutil
@@ -25,6 +24,7 @@ import aiohttp
 import numpy as np
 
 from forge_eval.proxy import HttpProxyControl, ProxyConfig, create_app, create_control_app, serve_in_task
+from forge_eval.rundir import write_json
 from forge_eval.training import build_batch, build_trajectory, credit_variant
 from forge_eval.training.ablation import _slots
 from forge_eval.training.ablation._harness import HARNESS, run_plan_act
@@ -335,5 +335,5 @@ class Run:
             "train": self.state["train"],
             "eval": self.state["eval"],
         }
-        (self.out / RUN_FILE).write_text(json.dumps(result, indent=1))
+        write_json(self.out / RUN_FILE, result, indent=1)
         return result

@@ -4,10 +4,13 @@
 the report calls `load_results`, which validates the file and, on failure, lists every problem at
 once (one message tells the user all that is wrong instead of one field per attempt).
 
-Optional blocks (absent or null when they do not apply): `judge` (the LLM judge of the scores and
-whether it is the official one), `subset` (how many of the benchmark's tasks ran, and which were
-skipped here and why), `reference` (the paper's scores for this benchmark). Unknown top-level
-fields are kept and shown as recorded, so a newer runner's additions survive an older report.
+Optional blocks (absent or null when they do not apply): `protocol` (the protocol record: for every
+element of the benchmark's official protocol, what it uses, what this run used, and whether the run
+is `comparable`; see `_protocol.py`), `judge` (the LLM judge of the scores: model, role, prompt hash,
+settings, and whether it is the official judge setup), `subset` (how many of the benchmark's tasks
+ran, and which were skipped here and why), `reference` (the paper's scores for this benchmark).
+Unknown top-level fields are kept and shown as recorded, so a newer runner's additions survive an
+older report.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from forge_eval._errors import ForgeError
+from forge_eval._files import write_json
+from forge_eval.rundir._paths import RunDir
+from forge_eval.rundir._protocol import ProtocolRecord
 
-RESULTS_FILE = "results.json"
 _REGENERATE_HINT = (
     "results.json is written by `forge-eval run <benchmark> --out DIR`; run that command "
     "(re-running the same command resumes and keeps finished trials)"
@@ -94,7 +99,8 @@ class MetricResult(_Model):
 
 
 class JudgeInfo(_Model):
-    """The LLM judge behind the scores; `comparable` is False when it is not the official judge."""
+    """The LLM judge behind the scores; `comparable` is True only when the judge model and every judge
+    prompt are the official ones (the protocol record's judge elements all match)."""
 
     model: str
     role: str
@@ -140,11 +146,12 @@ class RunResults(_Model):
     git_revision: str | None = None
     command: str | None = None
     created: str | None = None
-    log_dir: str = "logs"
+    log_dir: str = RunDir.LOGS
     task_options: dict[str, Any] = Field(default_factory=dict)
     model_base_url: str | None = None
     data_dir: str | None = None
     deterministic: bool = False
+    protocol: ProtocolRecord | None = None
     judge: JudgeInfo | None = None
     subset: SubsetInfo | None = None
     reference: ReferenceScores | None = None
@@ -170,6 +177,12 @@ class RunResults(_Model):
         return (self._run_dir / self.log_dir).resolve()
 
     @property
+    def comparable(self) -> bool:
+        """Whether this run followed the benchmark's official protocol in every element (a run
+        without a protocol record, from an older forge-eval, is not known to be)."""
+        return self.protocol is not None and bool(self.protocol.comparable)
+
+    @property
     def partial(self) -> bool:
         return self.status != "complete"
 
@@ -189,25 +202,22 @@ class RunResults(_Model):
         return {**recorded, **(self.model_extra or {})}
 
 
-def write_results(run_dir: Path, results: RunResults) -> Path:
-    """Write `run_dir/results.json` (write then rename: a crash never leaves a torn file)."""
-    target = run_dir / RESULTS_FILE
-    partial = target.with_name(f".{RESULTS_FILE}.tmp")
-    partial.write_text(results.model_dump_json(indent=2), encoding="utf-8")
-    os.replace(partial, target)
-    return target
+def write_results(run_dir: str | os.PathLike[str], results: RunResults) -> Path:
+    """Write `run_dir/results.json` (atomically: a crash never leaves a torn file)."""
+    return write_json(RunDir(run_dir).results, results)
 
 
-def load_results(run_dir: Path) -> RunResults:
+def load_results(run_dir: str | os.PathLike[str]) -> RunResults:
     """Load and validate `run_dir/results.json`.
 
     Raises:
         ForgeError: the file is missing, is not JSON, or lacks/mistypes fields; the message lists
             every problem and the hint names the command that writes the file.
     """
-    path = run_dir / RESULTS_FILE
+    run_dir = Path(run_dir)
+    path = RunDir(run_dir).results
     if not path.is_file():
-        raise ForgeError(f"no {RESULTS_FILE} in run directory {run_dir}", _REGENERATE_HINT)
+        raise ForgeError(f"no {path.name} in run directory {run_dir}", _REGENERATE_HINT)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:

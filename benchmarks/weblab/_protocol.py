@@ -1,0 +1,99 @@
+"""weblab's protocol record. weblab is forge-eval's own benchmark, so its official protocol is ours: the
+MolmoWeb-style harness and its limits, the packaged tasks, sites and verifiers, any Chromium. A run is
+comparable when it used all of them as they are here."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from forge_eval.benchmarks._benchmark import RunUsed, task_set
+from forge_eval.benchmarks.web import BrowserConfig, BrowserUnavailableError, find_executable
+from forge_eval.benchmarks.weblab._task import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TIME_LIMIT,
+    SYSTEM_PROMPT,
+    select_samples,
+)
+from forge_eval.harnesses import HARNESSES
+from forge_eval.harnesses.molmoweb import SYSTEM_PROMPT as MOLMOWEB_PROMPT
+from forge_eval.rundir import NotUsed, Ours, ProtocolRecord, Unpinned, Value, element
+
+_HERE = Path(__file__).parent
+OFFICIAL_HARNESS = "molmoweb"
+
+
+def _harness(name: str, max_steps: Any, time_limit: Any, observation: Any) -> Value:
+    value = {
+        "name": name,
+        "version": HARNESSES.get(name).version,
+        "max_steps": max_steps,
+        "time_limit": time_limit,
+        "observation": observation,
+    }
+    label = f"{name} ({value['version']}), {max_steps} steps, {time_limit} s, observation {observation}"
+    return Value(value=value, label=label)
+
+
+def _prompt(harness: str) -> Ours:
+    """The prompt the model sees: the MolmoWeb loop's own, or weblab's for tool-calling harnesses."""
+    if harness == OFFICIAL_HARNESS:
+        return Ours.text("the molmoweb harness's system prompt", MOLMOWEB_PROMPT)
+    return Ours.text("weblab's tool-calling system prompt", SYSTEM_PROMPT)
+
+
+def browser_build() -> str:
+    """The Chromium this machine runs the episodes in (`--version`), or why it cannot tell."""
+    try:
+        executable = find_executable(BrowserConfig())
+    except BrowserUnavailableError as e:
+        return f"unknown ({e})"
+    if executable is None:
+        return "Playwright's own Chromium"
+    try:
+        done = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{executable} (version unknown: {e})"
+    return done.stdout.strip() or f"{executable} (version unknown)"
+
+
+def protocol(run: RunUsed) -> ProtocolRecord:
+    """Official (forge-eval's own weblab) and this run's side of every protocol element."""
+    args = run.task_args
+    no_judge = NotUsed(why="the verifier checks the answer or the site's state; no LLM judge scores")
+    sites = Ours.files("the six local sites", _HERE / "_sites", _HERE / "_site.py")
+    sampling_label = f"max_tokens {DEFAULT_MAX_TOKENS}, the model's defaults otherwise"
+    return ProtocolRecord(
+        elements=[
+            element(
+                "task_set",
+                task_set((s.id for s in select_samples("all")), "all"),
+                task_set(run.task_ids, run.selection),
+            ),
+            element(
+                "harness",
+                _harness(OFFICIAL_HARNESS, DEFAULT_MAX_STEPS, DEFAULT_TIME_LIMIT, "auto"),
+                _harness(run.harness, args.get("max_steps"), args.get("time_limit"), args.get("observation")),
+            ),
+            element("agent_prompt", _prompt(OFFICIAL_HARNESS), _prompt(run.harness)),
+            element(
+                "agent_sampling",
+                Value(value={"max_tokens": DEFAULT_MAX_TOKENS}, label=sampling_label),
+                Value(value=dict(run.sampling)),
+            ),
+            element("judge_model", no_judge),
+            element("judge_prompt", no_judge),
+            element("user_model", NotUsed(why="single-turn tasks: no simulated user")),
+            element("grader", Ours.files("weblab's verifier", _HERE / "_checks.py")),
+            element("environment", sites, name="environment: sites"),
+            element(
+                "environment",
+                Unpinned(what="any Chromium that Playwright drives"),
+                Value(value=browser_build()),
+                name="environment: browser build",
+            ),
+            element("data", Ours.files("weblab's tasks", _HERE / "_tasks.py")),
+        ]
+    )

@@ -1,0 +1,107 @@
+"""The run directory as a contract: what `forge-eval run` writes and every other command reads.
+
+- `RunDir(path)` names every file of a run directory (results.json, trials.csv, run.json, report.html,
+  behavior.json, budgets.json, logs/, records/; compare.json and compare.html of a comparison).
+- `RunResults` is results.json as pydantic models (`write_results` / `load_results`, which lists every
+  problem of an invalid file at once); its `protocol` block is the protocol record (`ProtocolRecord`):
+  for every element of the benchmark's official protocol, what it uses, what this run used, whether they
+  are the same, and so whether the run is `comparable` with the benchmark's published numbers.
+- `TRIAL_COLUMNS`, `write_trials` and `read_trials`: trials.csv, one row per task x seed x epoch.
+- `write_json` / `write_text`: the one atomic writer (temporary file, then rename), NaN-safe for JSON.
+
+Filling a protocol record (in a `Benchmark.protocol(run)`)::
+
+    from forge_eval.rundir import NotUsed, Ours, ProtocolRecord, Upstream, Value, element
+
+    prompt = Upstream.file(tree, repo="claw-eval/claw-eval", commit="9365e1a", path="src/.../prompt.py")
+    ProtocolRecord(elements=[
+        element("agent_prompt", prompt),                                   # upstream's text, as it is
+        element("agent_sampling", Value(value={"temperature": 0}), Value(value=run.sampling)),
+        element("environment", Upstream.file(tree, ..., path="Dockerfile"), Ours(what="bubblewrap"),
+                equivalent="the same tools and files; only the isolation differs"),
+        element("user_model", NotUsed(why="single-turn tasks")),
+        ...
+    ])
+"""
+
+from forge_eval._files import json_safe, write_json, write_text
+from forge_eval.rundir._paths import RunDir
+from forge_eval.rundir._protocol import (
+    ELEMENTS,
+    NotRecorded,
+    NotUsed,
+    Ours,
+    ProtocolElement,
+    ProtocolRecord,
+    Source,
+    Unpinned,
+    Upstream,
+    Value,
+    describe,
+    differences,
+    element,
+    same,
+    sha256_files,
+    sha256_text,
+)
+from forge_eval.rundir._results import (
+    JudgeInfo,
+    MetricResult,
+    ReferenceScores,
+    RunResults,
+    SeedEstimate,
+    SkippedTask,
+    SubsetInfo,
+    load_results,
+    metric_order,
+    problems,
+    write_results,
+)
+from forge_eval.rundir._trials import (
+    LOG_FILE,
+    REQUIRED_COLUMNS,
+    TRIAL_COLUMNS,
+    metadata_columns,
+    read_trials,
+    write_trials,
+)
+
+__all__ = [
+    "ELEMENTS",
+    "LOG_FILE",
+    "REQUIRED_COLUMNS",
+    "TRIAL_COLUMNS",
+    "JudgeInfo",
+    "MetricResult",
+    "NotRecorded",
+    "NotUsed",
+    "Ours",
+    "ProtocolElement",
+    "ProtocolRecord",
+    "ReferenceScores",
+    "RunDir",
+    "RunResults",
+    "SeedEstimate",
+    "SkippedTask",
+    "Source",
+    "SubsetInfo",
+    "Unpinned",
+    "Upstream",
+    "Value",
+    "describe",
+    "differences",
+    "element",
+    "json_safe",
+    "load_results",
+    "metadata_columns",
+    "metric_order",
+    "problems",
+    "read_trials",
+    "same",
+    "sha256_files",
+    "sha256_text",
+    "write_json",
+    "write_results",
+    "write_text",
+    "write_trials",
+]
