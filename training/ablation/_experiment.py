@@ -202,5 +202,5 @@ def write_summary(
         "runs": runs,
         "by_loss_agg": by_mode,
     }
-    (out / ABLATION_FILE).write_text(json.dumps(document, indent=1))
+    write_json(out / ABLATION_FILE, document, indent=1)
     return document
