@@ -9,15 +9,17 @@
 - `TRIAL_COLUMNS`, `write_trials` and `read_trials`: trials.csv, one row per task x seed x epoch.
 - `write_json` / `write_text`: the one atomic writer (temporary file, then rename), NaN-safe for JSON.
 
-Filling a protocol record (in a `Benchmark.protocol(run)`)::
+Filling a protocol record (in a `Benchmark.protocol(run)`; compare like with like: a file with the same
+file, a built text with the text the run sent)::
 
     from forge_eval.rundir import NotUsed, Ours, ProtocolRecord, Upstream, Value, element
 
-    prompt = Upstream.file(tree, repo="claw-eval/claw-eval", commit="9365e1a", path="src/.../prompt.py")
+    pin = {"repo": "claw-eval/claw-eval", "commit": "9365e1a"}
+    grader = Upstream.file(tree, path="tasks/T002/grader.py", **pin)  # read from the pinned tree
     ProtocolRecord(elements=[
-        element("agent_prompt", prompt),                                   # upstream's text, as it is
-        element("agent_sampling", Value(value={"temperature": 0}), Value(value=run.sampling)),
-        element("environment", Upstream.file(tree, ..., path="Dockerfile"), Ours(what="bubblewrap"),
+        element("grader", grader),                      # ours = official: the run ran that very file
+        element("agent_sampling", Value(value={"temperature": 0}), Value(value=dict(run.sampling))),
+        element("environment", Upstream.file(tree, path="Dockerfile", **pin), Ours(what="bubblewrap"),
                 equivalent="the same tools and files; only the isolation differs"),
         element("user_model", NotUsed(why="single-turn tasks")),
         ...
