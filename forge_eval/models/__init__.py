@@ -4,19 +4,27 @@
 recovers tool calls the model writes as text (`parse_tool_calls`).
 """
 
-from forge_eval.models._server import EmbeddedModelServer, InspectModelRef
-from forge_eval.models._spec import EMBEDDED_MODELS, EmbeddedModelSpec, default_model
+from forge_eval.models._server import (
+    LOCAL_API_KEY,
+    EmbeddedModelServer,
+    InspectModelRef,
+    inspect_model_string,
+)
+from forge_eval.models._spec import DEFAULT_MODEL, EMBEDDED_MODELS, EmbeddedModelSpec, default_model
 from forge_eval.models._tool_parse import ParsedToolCall, ToolParse, parse_tool_calls
 from forge_eval.models._weights import cache_dir
 
 __all__ = [
+    "DEFAULT_MODEL",
     "EMBEDDED_MODELS",
     "EmbeddedModelServer",
     "EmbeddedModelSpec",
+    "LOCAL_API_KEY",
     "InspectModelRef",
     "ParsedToolCall",
     "ToolParse",
     "cache_dir",
     "default_model",
+    "inspect_model_string",
     "parse_tool_calls",
 ]

@@ -55,6 +55,11 @@ class InspectModelRef:
         return get_model(self.model, base_url=self.base_url, **self.model_args, **kwargs)
 
 
+def inspect_model_string(model_name: str) -> str:
+    """The Inspect model string that reaches an embedded model's server (with its base URL)."""
+    return f"openai-api/{INSPECT_SERVICE}/{model_name}"
+
+
 def _log_tail(path: Path) -> str:
     try:
         with path.open(errors="replace") as f:
@@ -137,9 +142,11 @@ class EmbeddedModelServer:
         if self.model_path is None:
             self.spec.weights_path()  # missing packages or a bad hash fail here, with their own message
         sock = bind_socket(self._port)  # first: a busy port fails before anything is created
+        threads, why = (self.threads, "as asked") if self.threads else choose_threads()
+        status(f"starting the embedded model {self.model_name} with {threads} llama.cpp thread(s) ({why})")
         try:
             self._bound_port = sock.getsockname()[1]
-            self._spawn(sock)
+            self._spawn(sock, threads)
         finally:
             sock.close()
         atexit.register(self.stop)

@@ -12,7 +12,7 @@ from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks import BENCHMARKS, Benchmark
 from forge_eval.harnesses import HARNESSES, harness_settings
 from forge_eval.models import EMBEDDED_MODELS
-from forge_eval.runner._model import check_model
+from forge_eval.runner._model import check_embedded_model_args, check_model
 from forge_eval.runner._spec import RunSpec
 
 
@@ -84,6 +84,8 @@ def plan_run(spec: RunSpec) -> RunPlan:
             "--model-base-url needs --model (an Inspect model string such as openai-api/vllm/<name>)",
             "the embedded model is started by forge-eval itself; drop --model-base-url to use it",
         )
+    else:
+        check_embedded_model_args(spec.model, model_args)
     if judge is not None and judge not in EMBEDDED_MODELS:
         check_model(judge, None, {}, "--judge")
 

@@ -1,7 +1,8 @@
 """A minimal OpenAI-compatible chat server that records every request body (test support).
 
 It answers each call with a `submit` tool call, which ends Inspect's react() loop, so tests can
-check what reached the wire (seeds, temperatures) without a real model.
+check what reached the wire (seeds, temperatures) without a real model. forge-eval's own check
+requests (`CHECK_HEADER`) are answered like any other but not recorded: tests count the run's calls.
 """
 
 import json
@@ -10,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from forge_eval.runner._model import CHECK_HEADER
 
 
 def _reply(body: dict) -> dict:
@@ -43,9 +46,19 @@ class Hold:
     held: list[dict] = field(default_factory=list)
 
 
+@dataclass
+class Outage:
+    """Once `after` chat requests have been answered, every later one gets HTTP `status` (`/models`
+    still answers): a server that goes down mid-run, or (after=0) one that never could chat."""
+
+    after: int = 0
+    status: int = 503
+    message: str = "the model is overloaded"
+
+
 @contextmanager
 def recording_server(
-    fail_if_contains: list[str] | None = None, hold: Hold | None = None
+    fail_if_contains: list[str] | None = None, hold: Hold | None = None, outage: Outage | None = None
 ) -> Iterator[tuple[str, list[dict]]]:
     """Yield (base_url, requests) for a server on 127.0.0.1; `requests` fills as calls arrive.
 
@@ -54,24 +67,35 @@ def recording_server(
     """
     seen: list[dict] = []
     failing = fail_if_contains if fail_if_contains is not None else []
+    answered = [0]
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+            if self.path.rstrip("/").endswith("/models"):
+                self._send(200, {"object": "list", "data": [{"id": "m", "object": "model"}]})
+            else:
+                self._send(404, {"error": {"message": "not found"}})
+
+        def do_POST(self) -> None:  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             text = json.dumps(body.get("messages", []))
             if hold is not None and hold.marker in text and not hold.release.is_set():
                 hold.held.append(body)
                 hold.release.wait()
                 return
-            if any(marker in text for marker in failing):
-                data = json.dumps(
-                    {"error": {"message": "injected failure", "type": "invalid_request"}}
-                ).encode()
-                self.send_response(400)
+            if outage is not None and answered[0] >= outage.after:
+                self._send(outage.status, {"error": {"message": outage.message, "type": "server_error"}})
+            elif any(marker in text for marker in failing):
+                self._send(400, {"error": {"message": "injected failure", "type": "invalid_request"}})
             else:
-                seen.append(body)
-                data = json.dumps(_reply(body)).encode()
-                self.send_response(200)
+                if self.headers.get(CHECK_HEADER) is None:
+                    seen.append(body)
+                    answered[0] += 1
+                self._send(200, _reply(body))
+
+        def _send(self, status: int, payload: dict) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Callable
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log
+from inspect_ai.model import ModelOutput, get_model
 
+import forge_eval.benchmarks.weblab as weblab_package
 from forge_eval.benchmarks.web import BrowserConfig, Observation, WebEnv
+from forge_eval.benchmarks.weblab import weblab
+from tests.web._scripted import ScriptedAgent, action
 from tests.web.conftest import HOSTILE_TARGETS, SECRET, HostPort, LoopRunner
 
 ALLOWED = "www.allowed.test"
@@ -162,3 +170,45 @@ def test_live_web_connections_pass_the_egress_gate(
         assert host_port.hits == []
 
     run(main())
+
+
+def _hostile_agent(host_port: str) -> Callable[[str, int], ModelOutput]:
+    """Tries the host's files, the benchmark's own answer file and another host port, then does the task."""
+    answers = Path(weblab_package.__file__).parent / "_tasks.py"
+    plan = [
+        {"name": "goto", "url": "file:///etc/passwd"},
+        {"name": "goto", "url": answers.as_uri()},
+        {"name": "browser_nav", "nav_type": "new_tab", "url": f"{host_port}/"},
+        {"name": "goto", "url": "https://dictionary.lexicon.test/define/procrastinate"},
+        {"name": "send_msg_to_user", "msg": "[ANSWER] verb"},
+    ]
+
+    def act(prompt: str, step: int) -> ModelOutput:
+        return action(f"step {step}", **plan[step])
+
+    return act
+
+
+def test_a_hostile_agent_leaves_the_score_and_the_log_clean(tmp_path: Path, host_port: HostPort) -> None:
+    """Through Inspect and the molmoweb harness: each refused step is an error the model reads in its
+    history, the sample ends normally, and its score is what the answer earns."""
+    agent = get_model(
+        "mockllm/model", custom_outputs=ScriptedAgent({"procrastinate": _hostile_agent(host_port.url)})
+    )
+    (log,) = inspect_eval(
+        weblab(task_ids="dict-pos", observation="text"), model=agent, log_dir=str(tmp_path), display="none"
+    )
+    assert log.status == "success", log.error
+    log = read_eval_log(log.location, resolve_attachments=True)  # everything the log holds, in full
+    (sample,) = log.samples or []
+    assert sample.error is None and sample.scores["weblab_verifier"].value == 1.0
+    history = [e for e in sample.events if e.event == "model"][-1].input[-1].text.split("Previous steps:")[1]
+    assert history.count("(error: cannot load file://") == 2 and "'file:' URLs are not loaded" in history
+    assert f"(error: cannot load {host_port.url}/: 127.0.0.1:" in history
+    dump = log.model_dump_json()
+    assert (
+        PASSWD not in dump
+        and SECRET not in dump
+        and "Answers are computed from the sites' seeded data" not in dump
+    )
+    assert host_port.hits == []
