@@ -127,6 +127,8 @@ def test_pod_manifest_as_created(emulator: Emulator, namespace: str) -> None:
     assert c.command == ["codex-rollout", "--task", "7"]
     assert c.resources.requests == c.resources.limits == {"cpu": "2", "memory": "2Gi"}
     assert c.security_context.read_only_root_filesystem and c.security_context.capabilities.drop == ["ALL"]
+    assert c.security_context.run_as_non_root and c.security_context.run_as_user == 1000
+    assert spec.security_context.fs_group == 1000  # the emptyDir work volume is the agent's
     env = {e.name: e.value for e in c.env}
     assert env["OPENAI_BASE_URL"] == "http://forge-proxy.forge.svc:8400/r/task-7-abc/1/v1"
     assert env["FORGE_PROXY_API_KEY"] == env["OPENAI_API_KEY"] == "signed-key"

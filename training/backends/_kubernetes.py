@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 LABEL = "forge-eval.io"
 MANAGED = {"app.kubernetes.io/managed-by": "forge-eval"}
 VERDICT_PREFIX = "FORGE_VERDICT "
+AGENT_UID = 1000  # the unprivileged `agent` user of every harness image
 WORKDIR = Path("/work")
 # container waiting reasons that will not resolve by waiting longer (the pod would sit until its deadline)
 _STUCK = {"InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError", "CreateContainerError"}
@@ -259,10 +260,16 @@ class KubernetesBackend(RolloutBackend):
             env=[client.V1EnvVar(name=k, value=v) for k, v in env.items()],
             working_dir=str(WORKDIR),
             resources=client.V1ResourceRequirements(requests=resources, limits=resources),
+            # The images' `agent` user (training/deploy/docker): the kubelet refuses to start the
+            # container as root even if an image forgets its USER line.
             security_context=client.V1SecurityContext(
                 allow_privilege_escalation=False,
                 capabilities=client.V1Capabilities(drop=["ALL"]),
                 read_only_root_filesystem=True,
+                run_as_non_root=True,
+                run_as_user=AGENT_UID,
+                run_as_group=AGENT_UID,
+                seccomp_profile=client.V1SeccompProfile(type="RuntimeDefault"),
             ),
             volume_mounts=[
                 client.V1VolumeMount(name="work", mount_path=str(WORKDIR)),
@@ -286,6 +293,7 @@ class KubernetesBackend(RolloutBackend):
                 automount_service_account_token=False,
                 enable_service_links=False,
                 service_account_name=self.service_account,
+                security_context=client.V1PodSecurityContext(fs_group=AGENT_UID),
                 termination_grace_period_seconds=5,
                 volumes=[
                     client.V1Volume(name="work", empty_dir=client.V1EmptyDirVolumeSource()),
