@@ -6,6 +6,7 @@ token from; the references here are a forward of one row at a time with the gram
 read off by hand, and the entropy's definition, summed by hand.
 """
 
+import json
 import math
 
 import pytest
@@ -62,21 +63,57 @@ def test_the_batched_scorer_gives_the_samplers_logprobs_and_the_entropy_of_its_d
     model = TinyPolicy(d_model=32, n_layers=1)
     prompts, responses, logprobs = _sampled(model, 6)
     assert len({len(r) for r in responses}) > 1  # rows of different lengths share one padded forward
-    logp, entropy = response_logprobs(model, Responses.build(model, prompts, responses))
-    flat = [lp for row in logprobs for lp in row]
-    assert logp.shape == (len(flat),)
-    assert torch.allclose(logp.detach(), torch.tensor(flat), atol=1e-5)
-    expected = []
+    batch = Responses.build(model, prompts, responses)
+    logp, entropy = response_logprobs(model, batch)
+    tokens = list(zip(batch.row.tolist(), batch.offset.tolist(), strict=True))  # flat order: by bucket
+    assert sorted(tokens) == [(b, i) for b, r in enumerate(responses) for i in range(len(r))]
+    sampled = [logprobs[b][i] for b, i in tokens]
+    assert torch.allclose(logp.detach(), torch.tensor(sampled), atol=1e-5)
+    by_token = {}
     with torch.no_grad():
-        for prompt, response in zip(prompts, responses, strict=True):
+        for b, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
             h, _ = model.hidden(torch.tensor([prompt + response]))
             for i in range(len(response)):
                 allowed = sorted(WORD_GRAMMAR.allowed(prompt, response[:i]))
                 lp = torch.log_softmax(h[0, len(prompt) - 1 + i] @ model.unembedding[allowed].T, dim=-1)
-                expected.append(-sum(math.exp(x) * x for x in lp.tolist()))
+                by_token[b, i] = -sum(math.exp(x) * x for x in lp.tolist())
+    expected = [by_token[t] for t in tokens]
     assert torch.allclose(entropy.detach(), torch.tensor(expected), atol=1e-5)
     assert any(e == pytest.approx(0.0, abs=1e-6) for e in expected)  # forced tokens (the closing <end>)
     assert max(expected) > 0.5
+
+
+def test_a_merged_row_scores_each_of_its_calls_as_sampled_and_rows_of_other_lengths_too():
+    """A chain of two `set` calls as one row (the second call's prompt extends the first's prompt and
+    response with the tool result), scored by segment, beside a shorter row in another bucket."""
+    torch.manual_seed(2)
+    model = TinyPolicy(d_model=32, n_layers=2)
+    messages = [{"role": "system", "content": MAIN_SYSTEM}, {"role": "user", "content": "goal a 1 c 2"}]
+    first = WORD_GRAMMAR.render_prompt(messages, [SET_TOOL], "required")
+    [(ids1, lps1)] = sample(model, [Turn(first, 1.0, seed=1)])
+    _, [(name, args)] = WORD_GRAMMAR.parse(ids1)
+    call = {"id": "c", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+    messages += [{"role": "assistant", "tool_calls": [call]}, {"role": "tool", "content": "ok"}]
+    second = WORD_GRAMMAR.render_prompt(messages, [SET_TOOL], "required")
+    assert second[: len(first) + len(ids1)] == first + ids1
+    [(ids2, lps2)] = sample(model, [Turn(second, 1.0, seed=2)])
+    gap = second[len(first) + len(ids1) :]
+    short = WORD_GRAMMAR.render_prompt(messages[:2], [SET_TOOL], None)[:8]
+    [(ids3, lps3)] = sample(model, [Turn(short, 1.0, seed=3)])
+    batch = Responses.build(
+        model,
+        [first, short],
+        [ids1 + gap + ids2, ids3],
+        [[(0, len(ids1)), (len(ids1) + len(gap), len(ids2))], [(0, len(ids3))]],
+    )
+    assert len(batch.buckets) == 2  # 8 tokens and ~45 share no padded forward
+    logp, _ = response_logprobs(model, batch)
+    expected = {(0, i): lp for i, lp in enumerate(lps1)}
+    expected |= {(0, len(ids1) + len(gap) + i): lp for i, lp in enumerate(lps2)}
+    expected |= {(1, i): lp for i, lp in enumerate(lps3)}
+    tokens = list(zip(batch.row.tolist(), batch.offset.tolist(), strict=True))
+    assert sorted(tokens) == sorted(expected)  # the tool result between the calls is not scored
+    assert torch.allclose(logp.detach(), torch.tensor([expected[t] for t in tokens]), atol=1e-5)
 
 
 def test_the_entropy_bonus_has_finite_gradients_and_raises_the_entropy():

@@ -199,6 +199,22 @@ def sample(policy: Policy, turns: Sequence[Turn]) -> list[tuple[list[int], list[
     return [(g, lp) for g, lp in zip(generated, logprobs, strict=True)]
 
 
+BUCKET_SPREAD = 1.3  # rows share a padded forward while the longest is at most this x the shortest
+
+
+def _buckets(lengths: Sequence[int]) -> list[list[int]]:
+    """Rows grouped by length, each group padded to its own longest: a step's rows are of a few kinds
+    (a planner call, a subagent call, a chain of actions) whose lengths differ by half, and padding every
+    row to the longest cost a third of the update's arithmetic."""
+    groups: list[list[int]] = []
+    for b in sorted(range(len(lengths)), key=lambda k: lengths[k]):
+        if groups and lengths[b] <= BUCKET_SPREAD * lengths[groups[-1][0]]:
+            groups[-1].append(b)
+        else:
+            groups.append([b])
+    return groups
+
+
 @dataclass(frozen=True)
 class Responses:
     """The trained tokens of one update as flat tensors, with what the grammar allowed at each: the
@@ -208,12 +224,12 @@ class Responses:
     A row is a prompt and a response; its `segments` are the sampled calls to score, (start, length) in
     response coordinates. A prefix-merged row holds several calls with the tokens between them (tool
     results, user turns), which are context only; call k's prompt is everything before its segment.
+    Rows of similar length share one right-padded forward (`buckets`); tokens are ordered by bucket.
     """
 
-    ids: torch.Tensor  # (rows, width) prompt + response, right-padded
+    buckets: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]  # (ids, local row, position) each
     row: torch.Tensor  # (tokens,) the row of each scored token
     offset: torch.Tensor  # (tokens,) its index in its row's response (a column of the loss matrices)
-    position: torch.Tensor  # (tokens,) the position whose hidden state predicts it
     vocabulary: list[int]  # the grammar's token ids, the columns below
     allowed: torch.Tensor  # (tokens, vocabulary) what the grammar allowed
     picked: torch.Tensor  # (tokens,) the column of the generated token
@@ -230,26 +246,34 @@ class Responses:
         vocabulary = sorted(policy.grammar.vocabulary)
         column = {t: i for i, t in enumerate(vocabulary)}
         full = [[*p, *r] for p, r in zip(prompts, responses, strict=True)]
-        width = max(len(f) for f in full)
         spans = segments if segments is not None else [[(0, len(r))] for r in responses]
-        row, offset, position, allowed, picked = [], [], [], [], []
-        for b, (prompt, response, calls) in enumerate(zip(prompts, responses, spans, strict=True)):
-            for start, length in calls:
-                call_prompt = full[b][: len(prompt) + start]
-                for i in range(start, start + length):
-                    row.append(b)
-                    offset.append(i)
-                    position.append(len(prompt) - 1 + i)
-                    mask = [False] * len(vocabulary)
-                    for t in policy.grammar.allowed(call_prompt, response[start:i]):
-                        mask[column[t]] = True
-                    allowed.append(mask)
-                    picked.append(column[response[i]])
+        buckets = []
+        row, offset, allowed, picked = [], [], [], []
+        for members in _buckets([len(f) for f in full]):
+            width = max(len(full[b]) for b in members)
+            local, position = [], []
+            for k, b in enumerate(members):
+                prompt, response = prompts[b], responses[b]
+                for start, length in spans[b]:
+                    call_prompt = full[b][: len(prompt) + start]
+                    for i in range(start, start + length):
+                        row.append(b)
+                        offset.append(i)
+                        local.append(k)
+                        position.append(len(prompt) - 1 + i)
+                        mask = [False] * len(vocabulary)
+                        for t in policy.grammar.allowed(call_prompt, response[start:i]):
+                            mask[column[t]] = True
+                        allowed.append(mask)
+                        picked.append(column[response[i]])
+            ids = torch.tensor([full[b] + [0] * (width - len(full[b])) for b in members])
+            buckets.append(
+                (ids, torch.tensor(local, dtype=torch.long), torch.tensor(position, dtype=torch.long))
+            )
         return cls(
-            torch.tensor([f + [0] * (width - len(f)) for f in full]),
+            buckets,
             torch.tensor(row),
             torch.tensor(offset),
-            torch.tensor(position),
             vocabulary,
             torch.tensor(allowed),
             torch.tensor(picked),
@@ -259,8 +283,8 @@ class Responses:
 def response_logprobs(policy: Policy, batch: Responses) -> tuple[torch.Tensor, torch.Tensor]:
     """(the constrained logprob of each response token, the entropy of the constrained distribution it
     was drawn from), flat over `batch`'s tokens, under the current weights, with grad."""
-    h, _ = policy.hidden(batch.ids)
-    logp = _logprobs(h[batch.row, batch.position], policy, batch.vocabulary, batch.allowed)
+    h = torch.cat([policy.hidden(ids)[0][local, position] for ids, local, position in batch.buckets])
+    logp = _logprobs(h, policy, batch.vocabulary, batch.allowed)
     # masked, not multiplied by exp(-inf) = 0: 0 * -inf is nan, and its gradient would be too
     entropy = -(logp.exp() * logp.masked_fill(~batch.allowed, 0.0)).sum(-1)
     return logp.gather(1, batch.picked[:, None])[:, 0], entropy
