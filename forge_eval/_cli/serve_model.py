@@ -35,7 +35,7 @@ def _ready_message(model: str, quiet: bool):
     "--threads",
     type=click.IntRange(1),
     default=None,
-    help="CPU threads for llama.cpp (default: half the CPUs; more threads slow down on a busy machine).",
+    help="CPU threads for llama.cpp (default: the cores idle at start; more than idle cores slow it down).",
 )
 @click.option(
     "--request-log",

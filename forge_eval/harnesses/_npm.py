@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from forge_eval._errors import ForgeError
+from forge_eval._status import status
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -87,6 +88,7 @@ def ensure_installed(packages: list[NpmPackage], prefix: Path | None = None) -> 
         if not manifest.exists():
             manifest.write_text('{"name": "forge-harnesses", "private": true}\n')
         for package in missing(packages, prefix):
+            status(f"installing {package.spec} with npm into {prefix} (once; later runs use it)")
             _install(npm, package, prefix)
     return prefix
 

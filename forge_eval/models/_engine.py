@@ -8,24 +8,13 @@ threads and the event loop stays responsive.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Protocol
 
 import xllamacpp
 
 from forge_eval._errors import ForgeError
-
-
-def default_threads() -> int:
-    """Half the CPUs this process may use, at least 1.
-
-    llama.cpp's threads meet at a barrier after every operation, so one descheduled thread stalls
-    them all: on a 2-core machine busy with other work, Qwen-0.5B generated ~2 tok/s with 2 threads
-    and 29-40 tok/s with 1 (bench/model_speed.py compares them). Leaving half the cores to the
-    harness, Inspect and sandboxed commands keeps the model fast when it matters.
-    """
-    return max(1, len(os.sched_getaffinity(0)) // 2)
+from forge_eval.models._threads import default_threads
 
 
 class ChatEngine(Protocol):

@@ -71,7 +71,7 @@ def serve(
     Args:
         spec: The embedded model.
         sock: A bound, listening socket (see `bind_socket`).
-        threads: CPU threads for llama.cpp (None: half the CPUs, see `default_threads`).
+        threads: CPU threads for llama.cpp (None: the cores idle now, see `default_threads`).
         request_log: Append one JSON line per chat request here.
         model_path: Serve this GGUF file instead of the spec's packaged weights.
         on_ready: Called with the base URL once the model is loaded.

