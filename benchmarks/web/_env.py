@@ -336,10 +336,7 @@ class WebEnv:
         """Load `url` in the active tab; a URL the policy refuses is an `ActionError` saying why."""
         from playwright.async_api import Error
 
-        try:
-            self.policy.route(url)
-        except Refused as e:
-            raise ActionError(f"cannot load {url}: {e}") from None
+        self._check(url)
         mark = len(self.refusals)
         try:
             await self.page.goto(url, wait_until="load")
@@ -349,8 +346,17 @@ class WebEnv:
             reason = self.refused_since(mark) or e.message.splitlines()[0]
             raise ActionError(f"cannot load {url}: {reason}") from None
 
+    def _check(self, url: str) -> None:
+        """Refuse a URL the policy does not allow before any tab is touched."""
+        try:
+            self.policy.route(url)
+        except Refused as e:
+            raise ActionError(f"cannot load {url}: {e}") from None
+
     async def new_tab(self, url: str | None = None) -> None:
         assert self._context is not None
+        if url:
+            self._check(url)
         await self._context.new_page()
         if url:
             await self.goto(url)

@@ -19,6 +19,7 @@ from inspect_ai.model import ModelOutput, get_model
 
 import forge_eval.benchmarks.weblab as weblab_package
 from forge_eval.benchmarks.web import BrowserConfig, Observation, WebEnv
+from forge_eval.benchmarks.web._policy import NetworkPolicy, Refused
 from forge_eval.benchmarks.weblab import weblab
 from tests.web._scripted import ScriptedAgent, action
 from tests.web.conftest import HOSTILE_TARGETS, SECRET, HostPort, LoopRunner
@@ -35,6 +36,37 @@ def _clean(obs: Observation) -> bool:
 
 def _hostile(base: str, to: str) -> str:
     return f"{base}/hostile?to={quote(to, safe='')}"
+
+
+def test_policy_decisions() -> None:
+    """The policy alone: where each URL is served from, and which connections the egress gate admits."""
+    offline = NetworkPolicy(BrowserConfig(host_map={ALLOWED: "http://127.0.0.1:8001/"}))
+    assert offline.route(f"https://{ALLOWED}/a/b?c=1#f") == "http://127.0.0.1:8001/a/b?c=1"
+    assert offline.route(f"HTTPS://{ALLOWED.upper()}./") == "http://127.0.0.1:8001/"
+    assert offline.route("http://127.0.0.1:8001/x") == "http://127.0.0.1:8001/x"  # the site's own port
+    for url in ("http://127.0.0.1:8002/", "https://www.example.com/", "http://user@[::ffff:7f00:1]:8001/"):
+        with pytest.raises(Refused):
+            offline.route(url)
+    online = NetworkPolicy(BrowserConfig(offline=False, local_origins=("http://localhost:8001",)))
+    assert online.route("https://www.example.com/") is None  # Chromium loads it, through the gate
+    assert online.route("http://localhost:8001/") is None
+    for url in (
+        "http://10.1.2.3/",
+        "http://169.254.169.254/latest/",
+        "http://[fe80::1]/",
+        "http://a.localhost/",
+    ):
+        with pytest.raises(Refused, match="is a (private|link-local|loopback) address"):
+            online.route(url)
+    public, private = ipaddress.ip_address("93.184.215.14"), ipaddress.ip_address("10.0.0.7")
+    online.check_connection("www.example.com", 443, [public])
+    online.check_connection("localhost", 8001, [ipaddress.ip_address("127.0.0.1")])  # its own port
+    with pytest.raises(Refused, match="resolves to 10.0.0.7, which is a private address"):
+        online.check_connection("mixed.example", 443, [public, private])
+    with pytest.raises(Refused, match="resolves to ::ffff:7f00:1, which is a loopback address"):
+        online.check_connection("mapped.example", 80, [ipaddress.ip_address("::ffff:127.0.0.1")])
+    with pytest.raises(Refused, match="not one of the allowed hosts"):
+        NetworkPolicy(BrowserConfig(offline=False, allowed_hosts=("a.example",))).route("https://b.example/")
 
 
 @pytest.mark.parametrize(
@@ -58,7 +90,7 @@ def test_goto_loads_only_http_urls(url: str, reason: str, test_site: str, run: L
             assert reason in (env.trajectory.steps[-1].error or ""), env.trajectory.steps[-1].error
             assert _clean(obs) and obs.title == "Second"  # the agent is still on its page
             obs = await env.step({"name": "browser_nav", "nav_type": "new_tab", "url": url})
-            assert reason in (env.trajectory.steps[-1].error or "") and _clean(obs)
+            assert reason in (env.trajectory.steps[-1].error or "") and _clean(obs) and len(obs.tabs) == 1
             obs = await env.step({"name": "goto", "url": f"https://{ALLOWED}/"})
             assert env.trajectory.steps[-1].error is None and obs.title == "Action test page"
 
