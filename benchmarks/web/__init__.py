@@ -1,6 +1,7 @@
 """A real browser for web agents: Playwright-driven Chromium episodes with the MolmoWeb action set.
 
-`WebEnv` is one episode (its own context, 1280x720, en-US, UTC, a host allow-list); `ACTIONS` holds the
+`WebEnv` is one episode (its own context, 1280x720, en-US, UTC, and a network policy that lets it load only
+the benchmark's own sites and, where the benchmark needs it, the public web); `ACTIONS` holds the
 MolmoWeb JSON actions; `browser_tools()` exposes them to Inspect agents; every step is recorded in a
 `Trajectory` (screenshots + actions) for scorers and judges. Playwright is an optional dependency
 (`pip install 'forge-eval[web]'`); importing this package does not need it.
