@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from forge_eval._cli._options import parse_key_values
+from forge_eval._errors import ForgeError
 
 
 @click.command()
@@ -35,6 +36,13 @@ from forge_eval._cli._options import parse_key_values
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Run only the first N tasks.")
 @click.option("--quick", is_flag=True, help="Run only the benchmark's quick subset of tasks.")
 @click.option("--temperature", type=float, default=None, help="Sampling temperature (default: the model's).")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Most tokens per model reply. Default: the benchmark's setting; for an embedded model, "
+    "its reply cap (256 tokens).",
+)
 @click.option(
     "--max-connections", type=click.IntRange(min=1), default=None, help="Concurrent model connections."
 )
@@ -87,6 +95,7 @@ def run(
     limit: int | None,
     quick: bool,
     temperature: float | None,
+    max_tokens: int | None,
     max_connections: int | None,
     out: Path | None,
     judge: str | None,
@@ -114,6 +123,7 @@ def run(
         model_base_url=model_base_url,
         model_args=parse_key_values(model_args, "-M"),
         temperature=temperature,
+        max_tokens=max_tokens,
         max_connections=max_connections,
         judge=judge,
         data_dir=data_dir,
@@ -140,6 +150,17 @@ def run(
             f"\nThis was a subset. The full benchmark: forge-eval run {benchmark} --seeds 5 "
             "--epochs 3 --out runs/" + benchmark + "-full"
         )
+    if not result.complete:
+        raise ForgeError(
+            _partial_message(result.errors), "re-run the same command: it runs only what is missing"
+        )
+
+
+def _partial_message(errors: tuple[str, ...]) -> str:
+    if not errors:
+        return "the run is partial: some seeds have no finished log"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"the run is partial: {len(errors)} samples failed; first: {errors[0]}{more}"
 
 
 def write_step_budgets(run_dir: Path, budgets: tuple[int, ...]) -> None:

@@ -27,12 +27,15 @@ class EmbeddedModelSpec:
         description: One line for listings.
         weights: Where the GGUF file comes from.
         n_ctx_per_slot: Context tokens per parallel request; agent loops need several thousand.
+        max_reply_tokens: The default cap on one reply in a run (`forge-eval run --max-tokens`
+            overrides it): a small model that rambles writes until its context is full, minutes of CPU.
     """
 
     name: str
     description: str
     weights: WeightsSource
     n_ctx_per_slot: int = 8192
+    max_reply_tokens: int = 256
 
     def installed(self) -> bool:
         return self.weights.installed()

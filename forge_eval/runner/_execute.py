@@ -1,15 +1,17 @@
 """`forge-eval run`: one Inspect task per seed through eval_set, then results.json, trials.csv, report."""
 
 import json
+import os
 import shutil
-from contextlib import ExitStack
+import sys
+from contextlib import ExitStack, suppress
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from inspect_ai import eval_set
+from inspect_ai import Task, eval_set
 from inspect_ai.log import EvalLog
 
 from forge_eval._errors import ForgeError, UsageError
@@ -31,6 +33,7 @@ from forge_eval.rundir import (
 )
 from forge_eval.runner._model import ResolvedModel, resolved_model
 from forge_eval.runner._plan import RunPlan, plan_run
+from forge_eval.runner._progress import RunProgress, finished_samples, run_progress
 from forge_eval.runner._provenance import git_revision, versions
 from forge_eval.runner._spec import RunSpec
 
@@ -49,10 +52,13 @@ _IDENTITY_KEYS = (
     "judge",
     "data_dir",
     "deterministic",
+    "max_tokens",
 )
 _METADATA_COLUMNS = ("difficulty", "category")
 # Inspect retries a failing model call without bound by default; a dead endpoint then hangs the run.
 _MAX_RETRIES = 5
+# Tries per seed: a seed that failed is run again (only its unfinished samples) if the model answers.
+_SEED_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,8 @@ class RunResult:
     out: Path
     results: dict[str, Any]
     report: Path | None
+    #: "seed S task T: message" per sample that ended in an error.
+    errors: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -131,9 +139,15 @@ def run_benchmark(spec: RunSpec, display: str | None = None) -> RunResult:
 
 
 def execute(plan: RunPlan, display: str | None = None) -> RunResult:
-    """Run a validated plan: start the model (and judge), claim the run directory, eval_set, summarize."""
+    """Run a validated plan: start the model (and judge), claim the run directory, eval_set, summarize.
+
+    Without a terminal (Inspect's live display off) progress lines go to stderr (`RunProgress`). A
+    seed that fails is retried, unless the model has stopped answering: then the run ends at once with
+    one error that names the endpoint, and its finished samples are kept for a resumed run.
+    """
     spec = plan.spec
     _previous_seeds(spec, plan.harness)  # refuse a different run before starting any model
+    failure: ForgeError | None = None
     with ExitStack() as stack:
         model = stack.enter_context(
             resolved_model(spec.model, spec.model_base_url, plan.model_args, spec.deterministic)
@@ -146,29 +160,83 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
         settings = harness_settings(records, sandbox=not spec.no_sandbox, lean=model.embedded)
         stack.enter_context(settings)
         tasks = [plan.benchmark.task(seed=seed, harness=plan.harness, **plan.options) for seed in spec.seeds]
-        generate: dict[str, Any] = {"max_retries": _MAX_RETRIES}
+        generate: dict[str, Any] = {"max_retries": _MAX_RETRIES, **agent_settings(spec, model.label)}
         if spec.temperature is not None:
             generate["temperature"] = spec.temperature
-        eval_set(
-            tasks,
-            log_dir=str(spec.log_dir),
-            model=model.inspect_model,
-            model_base_url=model.base_url,
-            model_args=model.model_args,
-            model_roles=roles,
-            epochs=spec.epochs,
-            limit=spec.limit,
-            max_tasks=_max_tasks(plan, model, len(tasks)),
-            max_connections=spec.max_connections or (2 if model.embedded else None),
-            retry_attempts=2,
-            retry_wait=1,
-            # The embedded server marks unparseable tool calls in its raw responses; behavioral
-            # analysis (format robustness) reads them, and Inspect keeps raw calls only when asked.
-            log_model_api=model.embedded,
-            display=display,
-            **generate,
-        )
+        if _display_off(display):
+            display = display or "none"  # Inspect's non-terminal output would only add panels and tracebacks
+            stack.enter_context(run_progress(_progress(plan, tasks)))
+        for _ in range(_SEED_ATTEMPTS):
+            succeeded, _logs = eval_set(
+                tasks,
+                log_dir=str(spec.log_dir),
+                model=model.inspect_model,
+                model_base_url=model.base_url,
+                model_args=model.model_args,
+                model_roles=roles,
+                epochs=spec.epochs,
+                limit=spec.limit,
+                max_tasks=_max_tasks(plan, model, len(tasks)),
+                max_connections=spec.max_connections or (2 if model.embedded else None),
+                # retried here, after checking that the model still answers
+                retry_attempts=0,
+                retry_immediate=False,
+                # The embedded server marks unparseable tool calls in its raw responses; behavioral
+                # analysis (format robustness) reads them, and Inspect keeps raw calls only when asked.
+                log_model_api=model.embedded,
+                display=display,
+                **generate,
+            )
+            if succeeded:
+                break
+            failure = model.chat_failure()
+            if failure is not None:
+                break
+    if failure is not None:
+        raise _stopped(plan, model.label, failure)
     return summarize_run(plan, model.label)
+
+
+def agent_settings(spec: RunSpec, model_label: str) -> dict[str, Any]:
+    """Generate settings forge-eval gives the agent beyond the benchmark's own: the reply cap
+    (`--max-tokens`, else an embedded model's default, so one rambling reply cannot take minutes)."""
+    if spec.max_tokens is not None:
+        return {"max_tokens": spec.max_tokens}
+    if model_label in EMBEDDED_MODELS:
+        return {"max_tokens": EMBEDDED_MODELS.get(model_label).max_reply_tokens}
+    return {}
+
+
+def _display_off(display: str | None) -> bool:
+    """Inspect shows no progress: its display is "none", or (by default) output is not a terminal."""
+    chosen = display or os.environ.get("INSPECT_DISPLAY")
+    if chosen:
+        return chosen.strip().lower() == "none"
+    return not sys.stdout.isatty()
+
+
+def _progress(plan: RunPlan, tasks: list[Task]) -> RunProgress:
+    spec = plan.spec
+    assert spec.epochs is not None
+    per_seed = [min(len(task.dataset), spec.limit or len(task.dataset)) * spec.epochs for task in tasks]
+    return RunProgress(
+        plan.benchmark.name,
+        total=sum(per_seed),
+        done_before=finished_samples(spec.log_dir, spec.seeds),
+        threshold=plan.benchmark.official.pass_threshold,
+        epochs=spec.epochs,
+    )
+
+
+def _stopped(plan: RunPlan, model_label: str, failure: ForgeError) -> ForgeError:
+    """The error that ends a run whose model stopped answering; what finished is summarized first."""
+    with suppress(ForgeError):  # nothing scored yet: the logs alone are kept
+        summarize_run(plan, model_label)
+    kept = finished_samples(plan.spec.log_dir, plan.spec.seeds)
+    return ForgeError(
+        f"{failure.message}; the run stopped, {kept} finished samples are kept",
+        f"{failure.hint}; then re-run the same command: it resumes where it stopped",
+    )
 
 
 def _max_tasks(plan: RunPlan, model: ResolvedModel, n_tasks: int) -> int:
@@ -220,10 +288,12 @@ def _run_used(plan: RunPlan, logs: list[EvalLog], table: pd.DataFrame) -> RunUse
     """What the run used, read back from its newest log (every seed's task has the same arguments)."""
     newest = max(logs, key=lambda log: log.eval.created)
     config = newest.plan.config.model_dump(exclude_none=True) if newest.plan else {}
+    run_level = newest.eval.model_generate_config.model_dump(exclude_none=True)
     return RunUsed(
         harness=plan.harness,
         task_args={k: v for k, v in newest.eval.task_args.items() if k != "seed"},
         sampling={k: config[k] for k in SAMPLING_KEYS if k in config},
+        overrides={k: run_level[k] for k in SAMPLING_KEYS if k in run_level},
         judge_model=plan.spec.judge,
         task_ids=tuple(sorted(str(t) for t in table["task_id"].unique())),
         skipped=dict(plan.skipped),
@@ -234,11 +304,23 @@ def _run_used(plan: RunPlan, logs: list[EvalLog], table: pd.DataFrame) -> RunUse
 
 def _protocol(plan: RunPlan, used: RunUsed) -> ProtocolRecord:
     """The benchmark's protocol record of this run; one that cannot be built is recorded as such, so a
-    finished run still gets its results."""
+    finished run still gets its results. The settings the run put on top of the task's own (`--temperature`,
+    a reply cap: `RunUsed.overrides`) are in what the run used; the agent-sampling element says so."""
     try:
-        return plan.benchmark.protocol(used)
+        record = plan.benchmark.protocol(used)
     except (ForgeError, OSError, ValueError) as e:
         return ProtocolRecord(pending=f"the protocol record could not be built: {e}")
+    if not used.overrides:
+        return record
+    said = ", ".join(f"{key} {value}" for key, value in used.overrides.items())
+    note = f"{said}: set by this run (its options, or an embedded model's reply cap), not by the task"
+    elements = [
+        e.model_copy(update={"note": "; ".join(filter(None, (e.note, note)))})
+        if e.element == "agent_sampling"
+        else e
+        for e in record.elements
+    ]
+    return ProtocolRecord(elements=elements, pending=record.pending)
 
 
 def _complete(logs: list[EvalLog], seeds: tuple[int, ...]) -> bool:
@@ -300,4 +382,9 @@ def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
     )
     write_results(spec.out, results)
     write_trials(RunDir(spec.out).trials, table)
-    return RunResult(spec.out, json.loads(results.model_dump_json()), build_report(spec.out))
+    errors = tuple(
+        f"seed {row.seed} task {row.task_id}: {row.error.strip().splitlines()[0][:200]}"
+        for row in table.itertuples()
+        if isinstance(row.error, str) and row.error.strip()
+    )
+    return RunResult(spec.out, json.loads(results.model_dump_json()), build_report(spec.out), errors)

@@ -26,6 +26,8 @@ class RunSpec:
         model_base_url: Base URL for an OpenAI-compatible endpoint (with an Inspect model string).
         model_args: Extra Inspect model arguments (`-M k=v`).
         temperature: Sampling temperature (None = the model's default).
+        max_tokens: Most tokens per model reply (None = the benchmark's setting; for an embedded
+            model, its default reply cap).
         max_connections: Concurrent model connections (None = Inspect's default, 2 for the embedded model).
         judge: Inspect model string (or embedded model name) bound to the benchmark's judge role;
             None = the official judge.
@@ -48,6 +50,7 @@ class RunSpec:
     model_base_url: str | None = None
     model_args: dict[str, Any] = field(default_factory=dict)
     temperature: float | None = None
+    max_tokens: int | None = None
     max_connections: int | None = None
     judge: str | None = None
     data_dir: Path | None = None

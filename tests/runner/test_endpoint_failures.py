@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from inspect_ai.log import list_eval_logs, read_eval_log_sample_summaries
 
 import tests.runner._probe_benchmark  # noqa: F401  (registers the "probe" benchmark)
 from forge_eval._cli.main import cli
 from forge_eval._errors import ForgeError, UsageError
+from forge_eval.runner import _execute
 from forge_eval.runner._model import chat_failure
 from tests.runner._recording_server import Hold, Outage, recording_server
 
@@ -20,6 +22,15 @@ FORGE = Path(sys.executable).with_name("forge-eval")
 
 def _invoke(*args: str):
     return CliRunner().invoke(cli, ["run", *args], standalone_mode=False, catch_exceptions=True)
+
+
+def _finished(log_dir: Path) -> int:
+    return sum(
+        1
+        for info in list_eval_logs(str(log_dir))
+        for s in read_eval_log_sample_summaries(info)
+        if s.completed and s.error is None
+    )
 
 
 def test_an_endpoint_that_lists_models_but_fails_on_chat_ends_the_run_in_seconds(tmp_path):
@@ -73,6 +84,32 @@ def test_a_chat_request_that_hangs_is_reported_not_waited_on_forever():
     assert isinstance(failure, ForgeError)
     assert failure.message == "the model endpoint did not answer a 1-token chat request within 2 s"
     assert len(hold.held) == 1 and hold.held[0]["max_tokens"] == 1
+
+
+def test_an_endpoint_that_fails_mid_run_stops_the_run_and_keeps_what_finished(tmp_path, monkeypatch):
+    monkeypatch.setenv("REC_API_KEY", "test")
+    monkeypatch.setenv("INSPECT_DISPLAY", "none")
+    # Inspect's own backoff (5 retries, ~1.5 min per call) is what a transient outage needs; here
+    # the outage is permanent, so the test spares itself the wait
+    monkeypatch.setattr(_execute, "_MAX_RETRIES", 0)
+    out = tmp_path / "run"
+    args = ["probe", "--seeds", "2", "--epochs", "2", "--max-connections", "1", "--model", "openai-api/rec/m"]
+    outage = Outage(after=5)
+    with recording_server(outage=outage) as (url, seen):
+        result = _invoke(*args, "--model-base-url", url, "--out", str(out))
+        assert isinstance(result.exception, ForgeError), result.output
+        message = str(result.exception)
+        assert message.startswith(
+            f"the model endpoint {url} fails on chat requests (HTTP 503: the model is overloaded); the run "
+            "stopped, 5 finished samples are kept"
+        ), message
+        assert "re-run the same command: it resumes where it stopped" in message
+        assert len(seen) == 5 and _finished(out / "logs") == 5
+        # the server is back: the same command runs only the 12 - 5 samples that had not finished
+        outage.after = 10**9
+        again = _invoke(*args, "--model-base-url", url, "--out", str(out))
+    assert again.exception is None, again.output
+    assert len(seen) == 12
 
 
 @pytest.mark.parametrize("model", [None, "openai-api/rec/m"])

@@ -23,6 +23,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 
+from forge_eval._status import duration, status
 from forge_eval.proxy import HttpProxyControl, ProxyConfig, create_app, create_control_app, serve_in_task
 from forge_eval.rundir import write_json
 from forge_eval.training import build_batch, build_trajectory, credit_variant
@@ -187,6 +188,7 @@ class Run:
                 if not self.state["eval"]:
                     self.state["eval"].append(await self._evaluate(proxy, 0))
                     self._save()
+                    self._report()
                 while self.state["step"] < c.steps:
                     started = time.perf_counter()
                     step = self.state["step"]
@@ -196,8 +198,19 @@ class Run:
                     if self.state["step"] % c.eval_every == 0 or self.state["step"] == c.steps:
                         self.state["eval"].append(await self._evaluate(proxy, self.state["step"]))
                         self._save()
+                        self._report()
             finally:
                 await proxy.control.aclose()
+
+    def _report(self) -> None:
+        """One stderr line per held-out evaluation, so a long run in a worker process shows progress."""
+        c, done = self.config, self.state["step"]
+        per_step = self.state["seconds"] / done if done else None
+        pace = f", {per_step:.2f} s/step, ETA {duration((c.steps - done) * per_step)}" if per_step else ""
+        status(
+            f"{c.variant} seed {c.seed} ({c.loss_agg}): step {done}/{c.steps}, "
+            f"held-out success {self.state['eval'][-1]['success']:.0%}{pace}"
+        )
 
     def _load(self) -> None:
         path = self.out / CHECKPOINT
