@@ -104,6 +104,8 @@ class RunUsed:
         sampling: The agent's generate settings as Inspect applied them at the task level (the task's
             own config merged with the run's, e.g. `--temperature`), `SAMPLING_KEYS` only; {} = the
             model's defaults.
+        overrides: The part of `sampling` the run set on top of the task's own settings (`forge-eval
+            run --temperature`, a reply cap), as Inspect recorded the eval's generate config.
         judge_model: The model bound to the judge role, if the benchmark has one.
         task_ids: The tasks that ran, sorted.
         skipped: Tasks that could not run here, task id -> reason.
@@ -114,6 +116,7 @@ class RunUsed:
     harness: str
     task_args: Mapping[str, Any] = field(default_factory=dict)
     sampling: Mapping[str, Any] = field(default_factory=dict)
+    overrides: Mapping[str, Any] = field(default_factory=dict)
     judge_model: str | None = None
     task_ids: tuple[str, ...] = ()
     skipped: Mapping[str, str] = field(default_factory=dict)
