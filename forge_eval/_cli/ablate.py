@@ -56,7 +56,7 @@ def _echo_mode(mode: str, summary: dict[str, Any]) -> None:
 )
 @click.option("--seeds", default=8, show_default=True, help="Training seeds (runs) per variant.")
 @click.option("--seed-base", default=0, show_default=True, help="First seed.")
-@click.option("--steps", default=100, show_default=True, help="GRPO steps per run.")
+@click.option("--steps", default=20, show_default=True, help="GRPO steps per run.")
 @click.option(
     "--policy", default="tiny", show_default=True, help="Policy to train: tiny (from scratch) or smollm2."
 )
@@ -84,8 +84,8 @@ def _echo_mode(mode: str, summary: dict[str, Any]) -> None:
     help="Proxy records of real harness runs: report each variant's token and advantage shares per "
     "role, without training.",
 )
-@click.option("--tasks-per-step", default=8, show_default=True, help="Tasks per GRPO step.")
-@click.option("--group-size", default=4, show_default=True, help="Rollouts per task (GRPO group).")
+@click.option("--tasks-per-step", default=16, show_default=True, help="Tasks per GRPO step.")
+@click.option("--group-size", default=8, show_default=True, help="Rollouts per task (GRPO group).")
 @click.option(
     "--lr",
     type=float,
@@ -105,7 +105,7 @@ def _echo_mode(mode: str, summary: dict[str, Any]) -> None:
     help="Entropy bonus on the trained tokens, as veRL's actor.entropy_coeff [default: the policy's own].",
 )
 @click.option(
-    "--eval-every", default=20, show_default=True, help="Evaluate on the held-out tasks every N steps."
+    "--eval-every", default=5, show_default=True, help="Evaluate on the held-out tasks every N steps."
 )
 @click.option("--heldout", "n_heldout", default=14, show_default=True, help="Held-out tasks (of 54).")
 @click.option("--jobs", default=2, show_default=True, help="Runs trained in parallel (one core each).")

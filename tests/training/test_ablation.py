@@ -221,3 +221,27 @@ def test_smollm2_policy_trains_through_the_proxy(tmp_path):
     assert step["logprob_mismatch"] < 1e-3  # the sampler's and the trainer's logprobs agree
     assert run["final_hash"] != run["init_hash"]
     assert set(step["trainable_tokens"]) >= {"planner", "subagent", "action"}
+
+
+def test_the_commands_defaults_are_the_ablations_defaults():
+    """The CLI repeats the defaults as literals (importing the ablation package would slow every
+    `forge-eval --help`), so they are checked against `AblationConfig` here."""
+    from forge_eval._cli.ablate import credit
+    from forge_eval.training.ablation import AblationConfig
+
+    options = {p.name: p.default for p in credit.params}
+    defaults = AblationConfig()
+    for option, field in {
+        "seeds": "seeds",
+        "seed_base": "seed_base",
+        "steps": "steps",
+        "policy": "policy",
+        "harness": "harness",
+        "tasks_per_step": "tasks_per_step",
+        "group_size": "group_size",
+        "eval_every": "eval_every",
+        "n_heldout": "n_heldout",
+    }.items():
+        assert options[option] == getattr(defaults, field), option
+    assert tuple(options["variants"].split(",")) == defaults.variants
+    assert tuple(options["loss_agg"].split(",")) == defaults.loss_agg

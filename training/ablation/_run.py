@@ -48,16 +48,17 @@ class RunConfig:
     variant: str
     seed: int
     policy: str = "tiny"
-    steps: int = 100
-    tasks_per_step: int = 8
-    group_size: int = 4
+    # few large steps: 16 tasks x 8 rollouts a step learn in 15-20 steps what 8 x 4 did not in 100
+    steps: int = 20
+    tasks_per_step: int = 16
+    group_size: int = 8
     lr: float = _TINY.lr
     ppo_epochs: int = _TINY.ppo_epochs
     clip: float = 0.2
     grad_clip: float = 1.0  # max global gradient norm per update (veRL's actor.grad_clip)
     entropy_coeff: float = _TINY.entropy_coeff  # bonus on the trained tokens (veRL's actor.entropy_coeff)
     loss_agg: str = DEFAULT_LOSS_AGG  # veRL's actor.loss_agg_mode
-    eval_every: int = 20
+    eval_every: int = 5
     n_heldout: int = 14
     split_seed: int = 0
     d_model: int = 128

@@ -1,8 +1,9 @@
-"""The ablation's environment: a register of named slots that the agent must set to target values.
+"""The ablation's environment: a register of named slots that the agent must write, in order.
 
-A task names target values for some slots ("goal a 3 c 5"); every other slot must stay 0. The world
-changes only through the `set` tool; the verifier reads the final state alone (never the transcript), so
-a planner or subagent call can influence the reward only through the actions that follow it.
+A task is a procedure of writes ("goal a 3 c 1": first a := 3, then c := 1); every other slot must stay
+0. The world changes only through the `set` tool and keeps the log of its writes, as a device keeps an
+audit log; the verifier reads the world (its slots and its write log) alone, never the transcript, so a
+planner or subagent call can influence the reward only through the actions that follow it.
 """
 
 import hashlib
@@ -56,8 +57,8 @@ class SlotWorld:
 
     task: SlotTask
     state: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SLOTS, 0))
+    writes: list[tuple[str, int]] = field(default_factory=list)
     actions: int = 0
-    touched: set[str] = field(default_factory=set)
 
     def set(self, slot: str, value: int) -> str:
         """Apply one `set` tool call; the result text goes back to the agent."""
@@ -65,28 +66,33 @@ class SlotWorld:
         if slot not in self.state:
             return "error"
         self.state[slot] = value
-        self.touched.add(slot)
+        self.writes.append((slot, value))
         return "ok"
 
     def verify(self) -> tuple[float, bool, dict[str, object]]:
-        """(reward, success, verifier output) from the final state alone.
+        """(reward, success, verifier output) from the world alone.
 
-        Each target slot earns half its share for being set at all and the other half for holding its
-        value; the total is halved when any other slot was changed. Success is all targets right and
-        nothing else touched. The partial credit for the right slot is what makes the task learnable from
-        scratch: all-or-nothing per target (1 in 6 random sets earns anything) left a policy learning from
-        scratch with too little signal to discover that the goal names the slots. A wrong value costs
-        nothing, so exploring values is never punished.
+        Write k earns half of target k's share of the reward for hitting its slot and half for writing its
+        value; the total is halved when any slot outside the goal was changed. Success is the write
+        log equal to the goal. Why ordered, and why the value counts on its own: with order-free credit
+        the two writes were interchangeable, and policies learning from scratch often settled on writing
+        the same target slot twice (both action calls learned the same copy); with the value credited only
+        on the right slot, values were learned after slots, by which time their distribution had
+        collapsed onto one value. Partial credit at all is what makes the task learnable from scratch.
         """
-        targets = dict(self.task.targets)
-        touched = sum(s in self.touched for s in targets)
-        right = sum(self.state[s] == v for s, v in targets.items())
-        collateral = [s for s in SLOTS if s not in targets and self.state[s] != 0]
-        reward = (touched + right) / (2 * len(targets)) * (0.5 if collateral else 1.0)
-        success = right == len(targets) and not collateral
+        targets = list(self.task.targets)
+        half = 1 / (2 * len(targets))
+        reward = 0.0
+        for (slot, value), (written_slot, written_value) in zip(targets, self.writes, strict=False):
+            reward += half * (written_slot == slot) + half * (written_value == value)
+        collateral = sorted({s for s, _ in self.writes if s not in dict(targets)})
+        if collateral:
+            reward *= 0.5
+        success = self.writes == targets
         output = {
             "state": dict(self.state),
-            "targets": targets,
+            "writes": [list(w) for w in self.writes],
+            "targets": [list(t) for t in targets],
             "collateral": collateral,
             "actions": self.actions,
         }

@@ -17,7 +17,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from forge_eval.proxy import (
     CanonicalRequest,
@@ -27,7 +27,9 @@ from forge_eval.proxy import (
     UpstreamResult,
 )
 from forge_eval.training.ablation import _tokens
-from forge_eval.training.ablation._model import Policy, Turn, sample
+
+if TYPE_CHECKING:  # the policy module imports torch, which the package's users (the CLI) need not load
+    from forge_eval.training.ablation._model import Policy, Turn
 
 
 def call_seed(seed: int, route_key: str, call_seq: int) -> int:
@@ -39,7 +41,7 @@ def call_seed(seed: int, route_key: str, call_seq: int) -> int:
 @dataclass(frozen=True)
 class _Waiting:
     key: tuple[str, int]  # (route key, call number): the batch order
-    turn: Turn
+    turn: "Turn"
     answer: "asyncio.Future[tuple[list[int], list[float]]]"
 
 
@@ -47,7 +49,7 @@ class PolicyUpstream:
     """Serves canonical chat requests from a `Policy` as model `name` (`policy_version` is set by the
     trainer), decoding the calls of open sessions in batches of at most `max_batch` (0: no limit)."""
 
-    def __init__(self, model: Policy, name: str, *, max_batch: int = 0) -> None:
+    def __init__(self, model: "Policy", name: str, *, max_batch: int = 0) -> None:
         self.model, self.name, self.max_batch = model, name, max_batch
         self.policy_version = 0
         self._sessions = 0
@@ -63,6 +65,8 @@ class PolicyUpstream:
         self._decode_if_all_waiting()
 
     def _decode_if_all_waiting(self) -> None:
+        from forge_eval.training.ablation._model import sample
+
         if not self._waiting or len(self._waiting) < self._sessions:
             return
         batch, self._waiting = sorted(self._waiting, key=lambda w: w.key), []
@@ -97,6 +101,8 @@ class PolicyUpstream:
                 400,
                 served_request=served,
             )
+        from forge_eval.training.ablation._model import Turn
+
         t_start = time.time()
         turn = Turn(
             prompt,
