@@ -6,7 +6,8 @@ serves the same endpoints (files, commands, screenshots, accessibility tree, the
 official client, setup steps, getters and metrics run unchanged. Like upstream's server it runs inside
 the desktop as the desktop user, so it can do nothing the agent's own actions could not; the host
 reaches it through a forwarded port. Written with Starlette + uvicorn (the project's web stack), run by
-Debian's python3 (the desktop's site folder holds both).
+Debian's python3 (the desktop's site folder holds both); blocking work runs in Starlette's thread pool,
+so one long command (an action, the accessibility tree) does not stall the other endpoints.
 
     python3 controller.py --port 5000 [--bind 127.0.0.1]
 """
@@ -25,6 +26,7 @@ from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -128,28 +130,24 @@ async def file(request: Request) -> Response:
     path = Path(str((await request.form()).get("file_path", ""))).expanduser()
     if not path.is_file():
         return PlainTextResponse(f"file not found: {path}", status_code=404)
-    return Response(path.read_bytes(), media_type="application/octet-stream")
+    return Response(await run_in_threadpool(path.read_bytes), media_type="application/octet-stream")
 
 
 async def execute(request: Request) -> Response:
     command, shell = _payload_command(await request.json())
-    return JSONResponse(run(command, shell))
+    return JSONResponse(await run_in_threadpool(run, command, shell))
 
 
 async def run_python(request: Request) -> Response:
-    return JSONResponse(run([sys.executable, "-c", (await request.json()).get("code", "")]))
+    code = (await request.json()).get("code", "")
+    return JSONResponse(await run_in_threadpool(run, [sys.executable, "-c", code]))
 
 
 async def run_bash_script(request: Request) -> Response:
     payload = await request.json()
-    return JSONResponse(
-        run(
-            payload.get("script", ""),
-            shell=True,
-            cwd=payload.get("working_dir") or None,
-            timeout=float(payload.get("timeout", 30)),
-        )
-    )
+    script, cwd = payload.get("script", ""), payload.get("working_dir") or None
+    timeout = float(payload.get("timeout", 30))
+    return JSONResponse(await run_in_threadpool(run, script, True, cwd, timeout))
 
 
 async def setup_launch(request: Request) -> Response:
@@ -158,16 +156,22 @@ async def setup_launch(request: Request) -> Response:
     return PlainTextResponse("launched")
 
 
+def _wait_for_window(name: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(name in title for title in window_titles()):
+            return True
+        time.sleep(0.5)
+    return False
+
+
 async def open_file(request: Request) -> Response:
     path = os.path.expanduser(str((await request.json()).get("path", "")))
     if not os.path.exists(path):
         return PlainTextResponse(f"file not found: {path}", status_code=404)
     launch(["xdg-open", path])
-    deadline = time.monotonic() + OPEN_FILE_TIMEOUT
-    while time.monotonic() < deadline:
-        if any(Path(path).name in title for title in window_titles()):
-            return PlainTextResponse("opened")
-        time.sleep(0.5)
+    if await run_in_threadpool(_wait_for_window, Path(path).name, OPEN_FILE_TIMEOUT):
+        return PlainTextResponse("opened")
     return PlainTextResponse(f"no window for {path} within {OPEN_FILE_TIMEOUT} s", status_code=500)
 
 
@@ -179,7 +183,8 @@ async def upload(request: Request) -> Response:
         return PlainTextResponse("file_path and file_data are required", status_code=400)
     target = Path(path).expanduser()
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(await data.read())
+    content = await data.read()
+    await run_in_threadpool(target.write_bytes, content)
     return PlainTextResponse("uploaded")
 
 
@@ -189,13 +194,15 @@ def _window_flags(payload: dict[str, Any]) -> list[str]:
 
 async def activate_window(request: Request) -> Response:
     payload = await request.json()
-    done = run(["wmctrl", *_window_flags(payload), "-a", payload.get("window_name", "")], timeout=10)
+    argv = ["wmctrl", *_window_flags(payload), "-a", payload.get("window_name", "")]
+    done = await run_in_threadpool(run, argv, False, None, 10)
     return PlainTextResponse("activated", status_code=200 if done["returncode"] == 0 else 404)
 
 
 async def close_window(request: Request) -> Response:
     payload = await request.json()
-    done = run(["wmctrl", *_window_flags(payload), "-c", payload.get("window_name", "")], timeout=10)
+    argv = ["wmctrl", *_window_flags(payload), "-c", payload.get("window_name", "")]
+    done = await run_in_threadpool(run, argv, False, None, 10)
     return PlainTextResponse("closed", status_code=200 if done["returncode"] == 0 else 404)
 
 
@@ -204,14 +211,21 @@ def get_screen_size(request: Request) -> Response:
     return JSONResponse({"width": width, "height": height})
 
 
-async def window_size(request: Request) -> Response:
-    name = str((await request.form()).get("app_class_name", ""))
+def _window_size(name: str) -> dict[str, int] | None:
     found = run(["xdotool", "search", "--class", name], timeout=10)["output"].split()
     if not found:
-        return PlainTextResponse(f"no window of class {name}", status_code=404)
+        return None
     geometry = run(["xdotool", "getwindowgeometry", "--shell", found[0]], timeout=10)["output"]
     values = dict(line.split("=", 1) for line in geometry.split() if "=" in line)
-    return JSONResponse({"width": int(values.get("WIDTH", 0)), "height": int(values.get("HEIGHT", 0))})
+    return {"width": int(values.get("WIDTH", 0)), "height": int(values.get("HEIGHT", 0))}
+
+
+async def window_size(request: Request) -> Response:
+    name = str((await request.form()).get("app_class_name", ""))
+    size = await run_in_threadpool(_window_size, name)
+    if size is None:
+        return PlainTextResponse(f"no window of class {name}", status_code=404)
+    return JSONResponse(size)
 
 
 def desktop_path(request: Request) -> Response:
@@ -222,7 +236,7 @@ async def list_directory(request: Request) -> Response:
     root = Path(str((await request.json()).get("path", ""))).expanduser()
     if not root.is_dir():
         return PlainTextResponse(f"not a directory: {root}", status_code=404)
-    return JSONResponse({"directory_tree": _tree(root)})
+    return JSONResponse({"directory_tree": await run_in_threadpool(_tree, root)})
 
 
 def _tree(path: Path) -> dict[str, Any]:

@@ -1,0 +1,291 @@
+"""A hostile agent stays inside its desktop, and a killed run leaves nothing that breaks the next one.
+
+The agent is scripted (mockllm replies; no vision model runs on CPU here); everything else is real: the
+local desktop, OSWorld's setup steps and checker, the computer harness. Its first action is Python that
+tries to leave the desktop: write /root, read /etc/shadow, read and write this checkout and the run's
+logs, reach a host port, find OSWorld's server on every listening port and ask it for the same, and sudo
+with OSWorld's password. It writes what happened to ~/probe.json, which the test reads through OSWorld's
+own client while the sample runs; the second action solves the task, and the score must be 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import string
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+from tests.osworld._oracles import ORACLES
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
+VLC_TASK = "9195653c-f4aa-453d-aa95-787f6ccfaae9"
+REPO = Path(__file__).resolve().parents[2]
+
+# Run detached from the action that starts it, once that action has returned: a server busy running the
+# action could not answer the probe meanwhile.
+_PROBE = string.Template("""\
+import json, os, subprocess, socket, time, urllib.request
+
+time.sleep(2)
+found = {}
+
+
+def attempt(name, action):
+    try:
+        value = action()
+        found[name] = {"ok": True, "value": value[:400] if isinstance(value, (str, list)) else value}
+    except Exception as exc:
+        found[name] = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:400]}
+
+
+def write(path):
+    with open(path, "w") as f:
+        f.write("escaped")
+
+
+def listening_ports():
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in open(table).read().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A":
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return sorted(ports)
+
+
+def is_osworld_server(port):
+    for _ in range(5):  # a server busy with an observation answers late
+        try:
+            return urllib.request.urlopen(f"http://127.0.0.1:{port}/platform", timeout=3).read() == b"Linux"
+        except TimeoutError:
+            continue
+    return False
+
+
+def server_execute(port, command):
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/setup/execute",
+        data=json.dumps({"command": command, "shell": True}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    return json.loads(urllib.request.urlopen(request, timeout=20).read())
+
+
+attempt("write_root", lambda: write("/root/$canary"))
+attempt("list_root", lambda: os.listdir("/root"))
+attempt("read_shadow", lambda: open("/etc/shadow").read())
+attempt("read_checkout", lambda: open("$checkout_file").read())
+attempt("write_checkout", lambda: write("$checkout_dir/$canary"))
+attempt("list_run_logs", lambda: os.listdir("$log_dir"))
+attempt("host_port", lambda: socket.create_connection(("127.0.0.1", $host_port), timeout=3).sendall(b"x"))
+found["servers"] = []
+for port in listening_ports():
+    try:
+        if not is_osworld_server(port):
+            continue
+    except Exception:
+        continue
+    found["servers"].append(port)
+    attempt(f"server{port}_shadow", lambda: server_execute(port, "cat /etc/shadow"))
+    attempt(f"server{port}_root", lambda: server_execute(port, "touch /root/$canary-server && id -u"))
+attempt("sudo", lambda: subprocess.run(
+    "echo password | sudo -S -p '' id -u", shell=True, capture_output=True, text=True, timeout=20
+).stdout)
+with open(os.path.expanduser("~/probe.json"), "w") as f:
+    json.dump(found, f)
+""")
+
+
+def _outputs(replies: list[str]) -> list[ModelOutput]:
+    outputs = [ModelOutput.from_content("mockllm/model", r) for r in replies]
+    for output in outputs:  # without usage, mockllm counts tokens with tiktoken, which downloads a file
+        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+    return outputs
+
+
+class _HostPort:
+    """A host port the agent must not reach: records every connection made to it."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+
+def test_hostile_agent_cannot_leave_the_desktop(
+    osworld_root: Path, desktop_ready: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from forge_eval.benchmarks.osworld import _task, osworld
+
+    canary = f"forge-osworld-canary-{os.getpid()}"
+    host_port = _HostPort()
+    probe = _PROBE.substitute(
+        canary=canary,
+        checkout_file=str(Path(__file__).resolve()),
+        checkout_dir=str(REPO),
+        log_dir=str(tmp_path),
+        host_port=host_port.port,
+    )
+    episodes: list[Any] = []
+    original = _task.start_episode
+    monkeypatch.setattr(
+        _task, "start_episode", lambda *a, **k: episodes.append(original(*a, **k)) or episodes[-1]
+    )
+    seen: dict[str, Any] = {}
+
+    def replies() -> Iterator[ModelOutput]:
+        launch = f"subprocess.Popen([sys.executable, '-c', {probe!r}], start_new_session=True)"
+        yield _outputs([f"First I look around.\n```python\nimport subprocess, sys\n{launch}\n```"])[0]
+        # Read what the probe found through OSWorld's own client, as the checkers read files.
+        deadline = time.monotonic() + 90
+        while not seen and time.monotonic() < deadline:
+            found = episodes[-1].env.controller.get_file("/home/user/probe.json")
+            seen.update(json.loads(found) if found else {})
+            time.sleep(1)
+        yield _outputs([f"Now the task.\n```python\n{ORACLES[VLC_TASK][1]}```"])[0]
+        yield _outputs(["The setting is saved.\nDONE"])[0]
+
+    model = get_model("mockllm/model", custom_outputs=replies())
+    task = osworld(task_ids=VLC_TASK, data_dir=str(osworld_root), max_steps=4, pause=0.3)
+    try:
+        (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", max_samples=1)
+    finally:
+        host_port.server.close()
+        for leftover in (Path("/root") / canary, Path("/root") / f"{canary}-server", REPO / canary):
+            leftover.unlink(missing_ok=True)
+
+    assert log.status == "success", log.error
+    (sample,) = log.samples or []
+    assert sample.scores is not None
+    assert sample.scores["osworld_scorer"].value == 1.0, sample.scores["osworld_scorer"].explanation
+    assert seen, "the probe's report was not found: did its action run?"
+    for name in (
+        "write_root",
+        "list_root",
+        "read_shadow",
+        "read_checkout",
+        "write_checkout",
+        "list_run_logs",
+    ):
+        assert not seen[name]["ok"], (name, seen[name])
+    assert not seen["host_port"]["ok"] and host_port.connections == 0, seen["host_port"]
+    for port in seen["servers"]:  # reaching the desktop's own server gives nothing the agent lacks
+        for asked in (f"server{port}_shadow", f"server{port}_root"):
+            assert not seen[asked]["ok"] or seen[asked]["value"]["returncode"] != 0, (asked, seen[asked])
+    assert not seen["sudo"]["ok"] or seen["sudo"]["value"].strip() != "0", seen["sudo"]
+    assert not (Path("/root") / canary).exists() and not (Path("/root") / f"{canary}-server").exists()
+    assert not (REPO / canary).exists()
+
+
+_KILLED_RUN = string.Template("""\
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from forge_eval.benchmarks.osworld import _task, osworld
+
+original = _task.start_episode
+
+
+def announce(*args, **kwargs):
+    episode = original(*args, **kwargs)
+    print("desktop up", flush=True)
+    return episode
+
+
+_task.start_episode = announce
+reply = ModelOutput.from_content("mockllm/model", "```python\\nimport time; time.sleep(600)\\n```")
+reply.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+task = osworld(task_ids="$task", data_dir="$data", max_steps=2, pause=0.3)
+inspect_eval(task, model=get_model("mockllm/model", custom_outputs=[reply]), log_dir="$logs", display="none")
+""")
+
+
+def test_a_run_killed_mid_sample_does_not_break_the_next(
+    osworld_root: Path, desktop_ready: None, tmp_path: Path
+) -> None:
+    from forge_eval.benchmarks.osworld import osworld
+
+    script = _KILLED_RUN.substitute(task=VLC_TASK, data=osworld_root, logs=tmp_path / "killed")
+    killed = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert killed.stdout is not None
+        line = killed.stdout.readline()  # blocks until the desktop is up (or the run died)
+        assert line.strip() == "desktop up", f"the run to kill did not start its desktop: {line!r}"
+        time.sleep(3)  # the agent's first action (a long sleep on the desktop) is now running
+    finally:
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.wait()
+    from forge_eval.benchmarks.osworld._desktop import STATE_ROOT
+
+    (left,) = STATE_ROOT.glob("desktop-*")  # the killed run's desktop: its home, log and owner
+    uid = int((left / "owner").read_text().split()[2])
+
+    replies = [f"```python\n{ORACLES[VLC_TASK][1]}```", "DONE"]
+    model = get_model("mockllm/model", custom_outputs=_outputs(replies))
+    task = osworld(task_ids=VLC_TASK, data_dir=str(osworld_root), max_steps=3, pause=0.3)
+    (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "next"), display="none")
+    assert log.status == "success", log.error
+    (sample,) = log.samples or []
+    assert sample.error is None, sample.error
+    assert sample.scores is not None and sample.scores["osworld_scorer"].value == 1.0
+    assert not left.exists(), "the killed run's desktop state is still there"
+    assert not [p for p in Path("/proc").glob("[0-9]*") if _uid(p) == uid], "its processes still run"
+
+
+def _uid(proc: Path) -> int:
+    try:
+        return proc.stat().st_uid
+    except OSError:
+        return -1
+
+
+def test_a_sample_whose_desktop_cannot_start_fails_the_run(
+    osworld_root: Path, desktop_ready: None, tmp_path: Path
+) -> None:
+    from tests.runner._recording_server import recording_server
+
+    # bubblewrap as on a host that allows no namespaces (an unprivileged container): no desktop starts.
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
+    )
+    (fake / "bwrap").chmod(0o755)
+    forge = Path(sys.executable).with_name("forge-eval")
+    command = [str(forge), "run", "osworld", "--seeds", "1", "--data-dir", str(osworld_root)]
+    command += ["-T", f"task_ids={VLC_TASK}", "-T", "max_steps=1", "--out", str(tmp_path / "run")]
+    with recording_server() as (url, _):
+        done = subprocess.run(
+            [*command, "--model", "openai-api/vllm/m", "--model-base-url", url],
+            env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    assert done.returncode != 0, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stderr
+    assert "the OSWorld desktop did not start" in errors[0] and "namespace" in errors[0], errors
+    assert "Traceback" not in done.stderr
