@@ -6,9 +6,9 @@ wiring, role-tagging cues and tool rules. `facts_for(name)` is how training and 
 
 The registry holds the same harnesses whatever was imported before: the built-in ones, plus, on first
 lookup, those that packages advertise under the entry-point group `forge_eval.harnesses` (name = harness
-name, value = `module:HarnessClass`) -- the benchmarks' own loops (`claw-loop`, `atlas-loop`) come in
-that way, so this package never imports a benchmark. One that fails to import is listed with the error
-as its requirement instead of breaking every lookup.
+name, value = `module:HarnessClass`) -- the benchmarks' own loops (`claw-loop`, `atlas-loop`) and the
+credit ablation's `plan-act` come in that way, so this package never imports a benchmark or training.
+One that fails to import is listed with the error as its requirement instead of breaking every lookup.
 """
 
 from importlib.metadata import EntryPoint, entry_points
