@@ -58,7 +58,14 @@ _SAME_DOCUMENT = "() => history.replaceState(history.state, '', location.href)"
 # How Chromium's console reports a URL it would not let a page open (file:, chrome:, view-source:, a
 # top-level data: or filesystem: URL); the URL follows the first ": ".
 _CHROMIUM_REFUSALS = ("Not allowed to load local resource: ", "Not allowed to navigate top frame to ")
-_NAVIGATION_RACE = ("Execution context was destroyed", "navigation", "Cannot find context")
+# Errors of a page whose document is being replaced (the last: a screenshot taken while an aborted
+# navigation commits Chromium's error page); the observation waits and retries.
+_NAVIGATION_RACE = (
+    "Execution context was destroyed",
+    "navigation",
+    "Cannot find context",
+    "Unable to capture screenshot",
+)
 
 # Visible interactive elements, numbered in document order, with their centre in viewport pixels.
 _ELEMENTS_JS = """() => {

@@ -50,6 +50,10 @@ def normal_host(host: str | None) -> str:
     return (host or "").strip("[]").rstrip(".").lower()
 
 
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def origin(url: str) -> tuple[str, int]:
     """(host, port) of a URL, as the checks compare them."""
     parts = urlsplit(url)
@@ -86,11 +90,13 @@ class NetworkPolicy:
             raise Refused("the URL's port is not a number from 0 to 65535") from None
         if not host:
             raise Refused("the URL names no host")
+        # The local URL is rebuilt from what was checked, so the fetch cannot parse another host out of
+        # it (URL parsers disagree on odd input such as backslashes before an '@').
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         if host in self.mapped:
-            query = f"?{parts.query}" if parts.query else ""
-            return f"{self.mapped[host]}{parts.path or '/'}{query}"
+            return self.mapped[host] + path
         if (host, port) in self.own:
-            return url if self.config.offline else None
+            return f"{parts.scheme}://{_host_port(host, port)}{path}" if self.config.offline else None
         self._check_name(host, port)
         return None
 
@@ -117,7 +123,7 @@ class NetworkPolicy:
         kind = kind or (address_kind(literal) if literal is not None else None)
         sites = self.sites()
         if kind is not None:
-            address = f"{host}:{port} is a {kind} address"
+            address = f"{_host_port(host, port)} is a {kind} address"
             raise Refused(f"{address} that is not one of this benchmark's sites ({sites})")
         if self.config.offline:
             raise Refused(f"{host} is not one of this benchmark's sites ({sites}); the run is offline")
