@@ -56,7 +56,7 @@ def _echo_mode(mode: str, summary: dict[str, Any]) -> None:
 )
 @click.option("--seeds", default=8, show_default=True, help="Training seeds (runs) per variant.")
 @click.option("--seed-base", default=0, show_default=True, help="First seed.")
-@click.option("--steps", default=20, show_default=True, help="GRPO steps per run.")
+@click.option("--steps", default=25, show_default=True, help="GRPO steps per run.")
 @click.option(
     "--policy", default="tiny", show_default=True, help="Policy to train: tiny (from scratch) or smollm2."
 )

@@ -14,6 +14,7 @@ import asyncio
 import os
 import secrets
 import shutil
+import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -48,8 +49,8 @@ class RunConfig:
     variant: str
     seed: int
     policy: str = "tiny"
-    # few large steps: 16 tasks x 8 rollouts a step learn in 15-20 steps what 8 x 4 did not in 100
-    steps: int = 20
+    # few large steps: 16 tasks x 8 rollouts a step learn in 15-25 steps what 8 x 4 did not in 100
+    steps: int = 25
     tasks_per_step: int = 16
     group_size: int = 8
     lr: float = _TINY.lr
@@ -134,6 +135,16 @@ async def _rollouts(
         return await asyncio.gather(*(one(client, job) for job in jobs))
 
 
+def _scratch_records() -> Path:
+    """Where the proxy writes the records a run does not keep (each step's are removed once its batch is
+    built): memory-backed /dev/shm where there is one. The proxy's writer makes, replaces and removes a
+    few files per rollout: on this machine's disk a masked step of 128 rollouts took 3.5 s against 2.5 s
+    with the records in /dev/shm."""
+    shm = Path("/dev/shm")
+    where = shm if shm.is_dir() and os.access(shm, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="forge-ablation-records-", dir=where))
+
+
 def _success(t: Trajectory) -> float:
     return float(bool((t.rollout.verifier_output or {}).get("success")))
 
@@ -177,8 +188,8 @@ class Run:
         self.upstream = PolicyUpstream(
             self.model, f"forge-{config.policy}-policy", max_batch=config.sampling_batch
         )
-        self.records = out / "records"
         self.state: dict[str, Any] = {"step": 0, "train": [], "eval": [], "seconds": 0.0}
+        self.records = out / "records"  # the proxy's records dir: a scratch dir unless kept (`execute`)
 
     async def _train(self) -> None:
         c = self.config
@@ -283,10 +294,13 @@ class Run:
             "rows": batch.stats.rows,
             "discarded": batch.stats.discards.discarded,
         }
-        rows = [r for r in batch.rows if np.any(r.advantages != 0)]
-        if rows:
+        # every row of the step, as veRL's actor gets them: a group whose rewards are all equal has zero
+        # advantage, yet its tokens count in the aggregation (and take the entropy bonus), so updates
+        # shrink as groups converge; updating on the other rows alone kept them full-sized to the end, and
+        # runs that had solved every held-out task drifted off it again
+        if batch.rows:
             calls = {c.call_id: c for t in trajectories for c in t.calls}
-            metrics |= self._update(rows, [_segments(r, calls) for r in rows])
+            metrics |= self._update(batch.rows, [_segments(r, calls) for r in batch.rows])
         return metrics
 
     def _update(self, rows: list[TrainingRow], segments: list[list[tuple[int, int]]]) -> dict[str, float]:
@@ -335,7 +349,12 @@ class Run:
         """Train to `steps` (resuming from the checkpoint), evaluating every `eval_every` steps."""
         self.out.mkdir(parents=True, exist_ok=True)
         self._load()
-        asyncio.run(self._train())
+        self.records = self.out / "records" if self.config.keep_records else _scratch_records()
+        try:
+            asyncio.run(self._train())
+        finally:
+            if not self.config.keep_records:
+                shutil.rmtree(self.records, ignore_errors=True)
         from forge_eval.training.ablation._model import weights_hash
 
         c = self.config
