@@ -1,21 +1,51 @@
-"""Benchmarks: one package per benchmark, registered by name in `BENCHMARKS`."""
+"""Benchmarks: one package per benchmark, registered by name in `BENCHMARKS`, and the kit they share.
 
-from forge_eval._registry import Registry
-from forge_eval.benchmarks._benchmark import SAMPLING_KEYS, Benchmark, OfficialSettings, RunUsed, task_set
+The kit: `Benchmark` (the interface every benchmark's entry implements), `select`, `SkipRules`,
+`Selection` and `NothingRunnableError` (which tasks a run chooses and which of them can run here),
+`benchmark_task` and `sample_agent` (the tail of every Inspect task), `JudgeSetup` and `ModelJudge` (the
+LLM judge), `DataSource` and `locate_data` (official data at a pinned revision). Each benchmark package
+registers itself when imported.
+"""
 
+from forge_eval.benchmarks._acquire import DataSource, locate_data
+from forge_eval.benchmarks._benchmark import (
+    BENCHMARKS,
+    SAMPLING_KEYS,
+    Benchmark,
+    OfficialSettings,
+    RunUsed,
+    task_set,
+)
+from forge_eval.benchmarks._judge import (
+    JUDGE_ROLE,
+    Judge,
+    JudgeSetup,
+    ModelJudge,
+    parse_verdict,
+    prompt_sha256,
+)
+from forge_eval.benchmarks._selection import NothingRunnableError, Selection, SkipRules, select
+from forge_eval.benchmarks._task import benchmark_task, sample_agent
 
-def _load() -> None:
-    # Importing a benchmark package registers it.
-    import forge_eval.benchmarks.claweval  # noqa: F401
-    import forge_eval.benchmarks.forgelab  # noqa: F401
-    import forge_eval.benchmarks.mcpatlas  # noqa: F401
-    import forge_eval.benchmarks.online_mind2web  # noqa: F401
-    import forge_eval.benchmarks.osworld  # noqa: F401
-    import forge_eval.benchmarks.qwenclawbench  # noqa: F401
-    import forge_eval.benchmarks.weblab  # noqa: F401
-    import forge_eval.benchmarks.webvoyager  # noqa: F401
-
-
-BENCHMARKS: Registry[Benchmark] = Registry("benchmark", _load)
-
-__all__ = ["BENCHMARKS", "SAMPLING_KEYS", "Benchmark", "OfficialSettings", "RunUsed", "task_set"]
+__all__ = [
+    "BENCHMARKS",
+    "JUDGE_ROLE",
+    "SAMPLING_KEYS",
+    "Benchmark",
+    "DataSource",
+    "Judge",
+    "JudgeSetup",
+    "ModelJudge",
+    "NothingRunnableError",
+    "OfficialSettings",
+    "RunUsed",
+    "Selection",
+    "SkipRules",
+    "benchmark_task",
+    "locate_data",
+    "parse_verdict",
+    "prompt_sha256",
+    "sample_agent",
+    "select",
+    "task_set",
+]

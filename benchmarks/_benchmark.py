@@ -1,34 +1,39 @@
 """The `Benchmark` interface: what `forge-eval run` needs to know about a benchmark.
 
-What a benchmark declares, and where the runner uses it:
+A benchmark declares itself as a package (`__init__.py` registers it in `BENCHMARKS` and exports its
+public names; `_task.py` its Inspect task, `_data.py` its data, `_scorer.py` its scoring, `README.md`
+its protocol) whose entry is a `Benchmark` subclass with:
 
 - `official: OfficialSettings` -- the published protocol. `trials` is the default of `--epochs`
   (printed when defaulted); `judge_role` / `judge_model` name the LLM judge (see below);
   `paper_scores` + `paper_source` are the paper's numbers, written to results.json `reference` and
   shown beside ours in the report.
-- `load(data_dir)` -- the samples that can run here (never the skipped ones).
-- `skipped(data_dir, **options) -> {task_id: reason}` -- tasks this machine cannot run (live web,
-  missing app or media). They are recorded in results.json `subset.skipped` with their reason and
-  are never scored 0. Default: none.
-- `task(seed=, harness=, **options)` -- one Inspect task per seed. With `--data-dir DIR` the
-  runner passes `data_dir=<absolute DIR as str>` among `options` (and to `load`/`skipped`); a
-  benchmark that reads external data sets `accepts_data_dir = True`, the others refuse the option
-  with a clear error.
-- LLM judges: `forge-eval run --judge MODEL` (default: `official.judge_model`) binds the Inspect
-  model role `official.judge_role` (e.g. "judge"); scorers call `get_model(role="judge")`.
-  `judge_info(judge_model)` returns what identifies the judge setup -- at least `prompt_sha256`,
-  and `settings` (temperature, max tokens, ...) -- and is recorded in results.json `judge`, with
-  `comparable = False` and a note unless the judge model and prompts are the official ones (read from
-  the protocol record's judge elements).
+- `select_function(data_dir=..., **options) -> Selection` -- the tasks a run chooses: the samples that
+  can run here and the skipped ones with their reasons (`forge_eval.benchmarks.select` and `SkipRules`
+  build it). `load`, `skipped`, the Inspect task and the runner's task count all come from it, called
+  with the same options (the options it does not take, such as limits, are left out), so the count of
+  chosen tasks is the count of one selection. Skipped tasks are recorded in results.json
+  `subset.skipped` and never scored 0; when nothing can run, `NothingRunnableError` (exit 2) says why.
+- `task_function(seed=, harness=, **options) -> Task` -- the Inspect `@task` function, one task per
+  seed; it ends in `benchmark_task(...)`, which owns the harness lookup, `GenerateConfig(seed=)` and the
+  task metadata. With `--data-dir DIR` the runner passes `data_dir=<absolute DIR as str>` among the
+  options (and to the selection); a benchmark that reads external data sets `accepts_data_dir = True`,
+  the others refuse the option with a clear error.
+- `judge: JudgeSetup | None` -- the LLM judge: `forge-eval run --judge MODEL` (default:
+  `official.judge_model`) binds the Inspect model role `official.judge_role`; scorers call the judge
+  through the setup. `judge_info(judge_model)` (from the setup: `prompt_sha256`, `settings`) is
+  recorded in results.json `judge`, comparable only when the protocol record's judge elements match.
 - `protocol(run) -> ProtocolRecord` -- the protocol record in results.json: for every element of the
   official protocol (`forge_eval.rundir.ELEMENTS`), what it uses and what this run used (`RunUsed`,
   read back from the run's logs). `comparable` follows from it. Until a benchmark fills it, the
-  default records the judge model and `protocol_pending` (why the record is not filled), so the run
-  is marked not comparable with that reason.
+  default records the judge (model and prompts) and `protocol_pending` (why the record is not
+  filled), so the run is marked not comparable with that reason.
+- `rollout_environment(task)` -- a task set up outside Inspect for a training rollout of a real harness
+  (a `forge_eval.harnesses.TaskEnvironment`); benchmarks without one say so.
 """
 
-from abc import ABC, abstractmethod
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -36,6 +41,11 @@ from typing import Any, ClassVar
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
 
+from forge_eval._errors import ForgeError
+from forge_eval._registry import Registry
+from forge_eval.benchmarks._judge import JudgeSetup
+from forge_eval.benchmarks._selection import Selection
+from forge_eval.harnesses import TaskEnvironment
 from forge_eval.rundir import NotRecorded, ProtocolRecord, Value, element, sha256_text
 
 #: The generate settings that shape the agent's sampling (`RunUsed.sampling` keeps these): not the
@@ -145,8 +155,8 @@ def task_set(ids: Any, label: str) -> Value:
     )
 
 
-class Benchmark(ABC):
-    """A benchmark: its data, its Inspect task per seed, and its official settings."""
+class Benchmark:
+    """A benchmark: the tasks a run chooses, its Inspect task per seed, and its official settings."""
 
     name: ClassVar[str]
     description: ClassVar[str]
@@ -156,6 +166,12 @@ class Benchmark(ABC):
     quick_subset: ClassVar[tuple[str, ...] | None] = None
     #: Whether the benchmark reads external task data, so `--data-dir` means something to it.
     accepts_data_dir: ClassVar[bool] = False
+    #: The tasks a run chooses: `(data_dir=..., **options) -> Selection` (module doc).
+    select_function: ClassVar[Callable[..., Selection]]
+    #: The Inspect task function: `(seed=, harness=, **options) -> Task` (module doc).
+    task_function: ClassVar[Callable[..., Task]]
+    #: The LLM judge, for benchmarks scored by one.
+    judge: ClassVar[JudgeSetup | None] = None
     #: Why the protocol record is not filled yet (shown as the reason the run is not comparable); a
     #: benchmark that fills `protocol()` does not use it.
     protocol_pending: ClassVar[str] = (
@@ -167,33 +183,78 @@ class Benchmark(ABC):
         """What is missing to run this benchmark here, one message per item (empty = ready)."""
         return []
 
-    @abstractmethod
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        """The benchmark's runnable samples, from `data_dir` or the benchmark's own source."""
+    def selection(self, data_dir: Path | None = None, **options: Any) -> Selection:
+        """The tasks these options choose: runnable samples and skipped tasks with their reasons.
 
-    @abstractmethod
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        """One Inspect task for one seed; `seed` must reach the model's sampling."""
+        Options the selection function does not take (limits, judge settings) are left out, so the
+        runner can pass every task option here and to `task`.
+        """
+        chooser = type(self).select_function  # a plain function held by the class: never bound
+        return chooser(data_dir=data_dir, **_accepted(chooser, options))
+
+    def load(self, data_dir: Path | None = None, **options: Any) -> list[Sample]:
+        """The chosen samples that can run here; `NothingRunnableError` when there are none."""
+        return self.selection(data_dir, **options).runnable(self.name)
 
     def skipped(self, data_dir: Path | None = None, **options: Any) -> dict[str, str]:
-        """Tasks that cannot run here, task id -> reason; reported as skipped, never scored 0."""
-        return {}
+        """Chosen tasks that cannot run here, task id -> reason; reported as skipped, never scored 0."""
+        return dict(self.selection(data_dir, **options).skipped)
+
+    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
+        """One Inspect task for one seed; `seed` must reach the model's sampling."""
+        return type(self).task_function(seed=seed, harness=harness, **options)
 
     def judge_info(self, judge_model: str) -> dict[str, Any]:
         """What identifies the judge setup besides its model: `prompt_sha256`, `settings`, ..."""
-        return {}
+        return self.judge.info() if self.judge is not None else {}
+
+    async def rollout_environment(self, task: dict[str, Any]) -> TaskEnvironment:
+        """Task `task["task_id"]` set up for a training rollout of a real harness (world, tools, prompt,
+        grader). Benchmarks that can do it override this; the others refuse with the reason."""
+        raise ForgeError(
+            f"benchmark {self.name!r} cannot set up tasks for training rollouts: "
+            "it has no rollout_environment()",
+            hint="forgelab has one; other benchmarks run in training through a task `command`",
+        )
 
     def protocol(self, run: RunUsed) -> ProtocolRecord:
         """The protocol record of a run: every element's official and used side (`forge_eval.rundir`).
 
-        This default is for benchmarks whose record is not filled yet: it records the judge model and
-        the agent's sampling as this run used them, and marks the run not comparable with
+        This default is for benchmarks whose record is not filled yet: it records the agent's sampling
+        and the judge (model and prompts) as this run used them, and marks the run not comparable with
         `protocol_pending` as the reason.
         """
         unknown = NotRecorded(why="this benchmark's protocol record is not filled yet")
         elements = [element("agent_sampling", unknown, Value(value=dict(run.sampling)))]
-        if self.official.judge_role is not None:
+        if self.judge is not None:
+            elements += self.judge.elements(self.official.judge_model, run.judge_model)
+        elif self.official.judge_role is not None:
             declared = self.official.judge_model
             official = Value(value=declared, label=declared or "none declared")
             elements.append(element("judge_model", official, Value(value=run.judge_model)))
         return ProtocolRecord(elements=elements, pending=self.protocol_pending)
+
+
+def _load() -> None:
+    # Importing a benchmark package registers it.
+    import forge_eval.benchmarks.claweval  # noqa: F401
+    import forge_eval.benchmarks.forgelab  # noqa: F401
+    import forge_eval.benchmarks.mcpatlas  # noqa: F401
+    import forge_eval.benchmarks.online_mind2web  # noqa: F401
+    import forge_eval.benchmarks.osworld  # noqa: F401
+    import forge_eval.benchmarks.qwenclawbench  # noqa: F401
+    import forge_eval.benchmarks.weblab  # noqa: F401
+    import forge_eval.benchmarks.webvoyager  # noqa: F401
+
+
+#: Every benchmark by name; each benchmark package registers its entry when imported.
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark", _load)
+
+
+def _accepted(function: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    """The options `function` takes by name (all of them when it takes **kwargs)."""
+    parameters = inspect.signature(function).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return dict(options)
+    names = {p.name for p in parameters}
+    return {k: v for k, v in options.items() if k in names}

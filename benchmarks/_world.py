@@ -1,20 +1,17 @@
-"""The task plumbing of the benchmarks whose tools call local HTTP services (forgelab, Claw-Eval): each
-sample gets its own world on the shared services, the harness runs with that sample's tools, and the
-world is dropped once the sample is scored."""
+"""The worlds of the benchmarks whose tools call local HTTP services (forgelab, Claw-Eval): each sample
+gets its own world on the shared services, and the world is dropped once the sample is scored."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 from uuid import uuid4
 
 import anyio
-from inspect_ai.solver import Generate, Solver, TaskState
-from inspect_ai.tool import Tool
+from inspect_ai.solver import TaskState
 
 from forge_eval._registry import Registry
 from forge_eval.benchmarks.services import Service, ServiceCluster, WorldClient, bind_world, bound_world
-from forge_eval.harnesses import HARNESSES
 
 #: A service's initial state and its fault plan.
 Initial = tuple[Mapping[str, Any], list[dict[str, Any]]]
@@ -45,14 +42,3 @@ async def drop_world(state: TaskState) -> None:
     bound = bound_world()
     if bound is not None:
         await WorldClient(bound[1], bound[0]).drop()
-
-
-def sample_agent(harness: str, setup: Callable[[TaskState], tuple[list[Tool], str]]) -> Solver:
-    """The harness's solver, built per sample from the tools and system prompt `setup` gives for it."""
-    chosen = HARNESSES.get(harness)
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        tools, prompt = setup(state)
-        return await chosen.solver(tools=tools, system_prompt=prompt)(state, generate)
-
-    return solve

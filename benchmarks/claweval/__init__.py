@@ -10,6 +10,7 @@ from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks.claweval._benchmark import ClawEval
 from forge_eval.benchmarks.claweval._checks import COMPONENT_CHECKS, SAFETY_CHECKS, Trace
 from forge_eval.benchmarks.claweval._data import (
+    SKIP_RULES,
     SOURCE,
     ClawTask,
     data_root,
@@ -17,10 +18,10 @@ from forge_eval.benchmarks.claweval._data import (
     initial_states,
     load_task,
     load_tasks,
+    select_tasks,
     skip_reason,
 )
-from forge_eval.benchmarks.claweval._judge import OFFICIAL_JUDGE, claw_judge
-from forge_eval.benchmarks.claweval._loop import ClawLoopHarness, claw_loop, system_prompt
+from forge_eval.benchmarks.claweval._judge import JUDGE, OFFICIAL_JUDGE, claw_judge
 from forge_eval.benchmarks.claweval._scorer import claweval_scorer, final_text, grade, transcript
 from forge_eval.benchmarks.claweval._scoring import (
     Dispatch,
@@ -32,23 +33,23 @@ from forge_eval.benchmarks.claweval._scoring import (
     task_score,
 )
 from forge_eval.benchmarks.claweval._services import CLAW_SERVICES
-from forge_eval.benchmarks.claweval._task import claweval, runnable_samples, skipped_tasks
+from forge_eval.benchmarks.claweval._task import claweval, system_prompt
 
 BENCHMARKS.register(ClawEval.name, ClawEval())
 
 __all__ = [
     "CLAW_SERVICES",
     "COMPONENT_CHECKS",
+    "JUDGE",
     "OFFICIAL_JUDGE",
     "SAFETY_CHECKS",
+    "SKIP_RULES",
     "SOURCE",
     "ClawEval",
-    "ClawLoopHarness",
     "ClawTask",
     "Dispatch",
     "PassSummary",
     "Trace",
-    "claw_loop",
     "claweval",
     "claw_judge",
     "claweval_scorer",
@@ -62,9 +63,8 @@ __all__ = [
     "load_task",
     "load_tasks",
     "robustness",
-    "runnable_samples",
     "skip_reason",
-    "skipped_tasks",
+    "select_tasks",
     "summarize",
     "system_prompt",
     "task_score",

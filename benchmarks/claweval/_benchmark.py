@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from inspect_ai import Task
-from inspect_ai.dataset import Sample
-
 from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
-from forge_eval.benchmarks.claweval._data import data_root
-from forge_eval.benchmarks.claweval._judge import JUDGE_MAX_TOKENS, OFFICIAL_JUDGE, PROMPT_SHA256
+from forge_eval.benchmarks.claweval._data import select_tasks
+from forge_eval.benchmarks.claweval._judge import JUDGE, OFFICIAL_JUDGE
 from forge_eval.benchmarks.claweval._scoring import PASS_THRESHOLD, TRIALS
-from forge_eval.benchmarks.claweval._task import DEFAULT_HARNESS, claweval, runnable_samples, skipped_tasks
+from forge_eval.benchmarks.claweval._task import DEFAULT_HARNESS, claweval
 
 
 class ClawEval(Benchmark):
@@ -34,23 +28,6 @@ class ClawEval(Benchmark):
         paper_scores={"pass^3": 0.317, "pass@3": 0.559},
         paper_source="OpenForgeRL (arXiv 2607.21557), ClawEval after RL; subset used there unverified",
     )
-
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        return runnable_samples(data_root(data_dir))
-
-    def skipped(self, data_dir: Path | None = None, **options: Any) -> dict[str, str]:
-        return skipped_tasks(data_root(data_dir), options.get("subset", "all"), options.get("task_ids"))
-
-    def judge_info(self, judge_model: str) -> dict[str, Any]:
-        return {
-            "prompt_sha256": PROMPT_SHA256,
-            "settings": {
-                "temperature": 0.0,
-                "max_tokens": JUDGE_MAX_TOKENS,
-                "calls": "one per llm_judge component, one per word-only safety rule whose tool was called",
-            },
-            "prompts": "ours (upstream grader prompts are not shipped with the data)",
-        }
-
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        return claweval(seed=seed, harness=harness, **options)
+    judge = JUDGE
+    select_function = select_tasks
+    task_function = claweval

@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from inspect_ai.dataset import Sample
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._acquire import DataSource, locate_data
+from forge_eval.benchmarks._selection import Selection, SkipRules, select
 from forge_eval.benchmarks.claweval._services import CLAW_SERVICES, Ocr, family, service_for
 
 SOURCE = DataSource(
@@ -26,6 +28,9 @@ SOURCE = DataSource(
     marker="tasks",
     subdirs=("claw-eval_9365e1a", "claweval/claw-eval_9365e1a"),
 )
+
+#: The splits of the upstream dataset card (the `subset` option besides "all").
+SPLITS = ("general", "multimodal", "multi_turn")
 
 CheckType = Literal["llm_judge", "keywords_present", "tool_called", "min_length", "categories_present"]
 
@@ -234,38 +239,124 @@ def load_fixture(path: Path) -> list[dict[str, Any]]:
     return data
 
 
-def skip_reason(root: Path, task: ClawTask) -> str | None:
-    """Why this task cannot run here (None = it can), in words a report can show.
+#: Why a Claw-Eval task cannot run here, asked in order (the first reason is reported). `sandbox_files`
+#: (media included) are what upstream copies into its Docker sandbox for the sandbox file tools; tasks
+#: that need those tools are skipped, so for the others a missing image or PDF there changes nothing the
+#: agent can see (the OCR tasks' services serve the pre-extracted text).
+SKIP_RULES: SkipRules[ClawTask, Path] = SkipRules("Claw-Eval")
 
-    `sandbox_files` (media included) are what upstream copies into its Docker sandbox for the sandbox
-    file tools; tasks that need those tools are skipped, so for the others a missing image or PDF there
-    changes nothing the agent can see (the OCR tasks' services serve the pre-extracted text).
-    """
-    names = {s.name for s in task.services}
-    if any(n.startswith("web_real") for n in names):
+
+def _services(task: ClawTask) -> set[str]:
+    return {s.name for s in task.services}
+
+
+def _unimplemented(task: ClawTask) -> list[str]:
+    return sorted({n for n in _services(task) if family(n) not in CLAW_SERVICES.names()})
+
+
+@SKIP_RULES.rule("live_web")
+def _live_web(task: ClawTask, root: Path) -> str | None:
+    if any(n.startswith("web_real") for n in _services(task)):
         return "needs the live web and a SERP API key (web_real service)"
-    missing = sorted({n for n in names if family(n) not in CLAW_SERVICES.names()})
-    if missing == ["documents"]:
+    return None
+
+
+@SKIP_RULES.rule("documents")
+def _documents(task: ClawTask, root: Path) -> str | None:
+    if _unimplemented(task) == ["documents"]:
         return (
             "needs the PDF files its documents service parses (sandbox_files "
             f"{', '.join(task.sandbox_files)}), which are not in the data copy: media is published separately"
         )
-    if missing:
+    return None
+
+
+@SKIP_RULES.rule("services")
+def _mock_services(task: ClawTask, root: Path) -> str | None:
+    if missing := _unimplemented(task):
         return f"needs mock service(s) we do not implement: {', '.join(missing)}"
-    unserved = sorted(e.tool_name for e in task.tool_endpoints if service_for(e.path) is None)
-    if unserved:
+    return None
+
+
+@SKIP_RULES.rule("endpoints")
+def _endpoints(task: ClawTask, root: Path) -> str | None:
+    if unserved := sorted(e.tool_name for e in task.tool_endpoints if service_for(e.path) is None):
         return f"tool(s) without an implemented endpoint: {', '.join(unserved)}"
+    return None
+
+
+@SKIP_RULES.rule("sandbox_tools")
+def _sandbox_tools(task: ClawTask, root: Path) -> str | None:
     no_endpoint = sorted({t.name for t in task.tools} - {e.tool_name for e in task.tool_endpoints})
     if no_endpoint:
         return f"needs the sandbox tools of the claw-eval Docker image: {', '.join(no_endpoint)}"
-    if not names:
+    if not task.services:
         return "needs the sandbox tools of the claw-eval Docker image (no mock services; media/file task)"
+    return None
+
+
+@SKIP_RULES.rule("grader_code")
+def _grader_code(task: ClawTask, root: Path) -> str | None:
     if not task.scoring_components:
         return "no scoring_components: its grading exists only as upstream grader code"
+    return None
+
+
+@SKIP_RULES.rule("user_agent")
+def _user_agent(task: ClawTask, root: Path) -> str | None:
     if task.user_agent is not None and task.user_agent.enabled:
         return "multi-turn task: needs the simulated user (not implemented)"
+    return None
+
+
+@SKIP_RULES.rule("fixtures")
+def _fixtures(task: ClawTask, root: Path) -> str | None:
     for service, paths in fixture_files(root, task).items():
         for path in paths.values():
             if not path.is_file():
                 return f"fixture of service {service} missing: {path}"
     return None
+
+
+def skip_reason(root: Path, task: ClawTask) -> str | None:
+    """Why this task cannot run here (None = it can), in words a report can show (`SKIP_RULES`)."""
+    return SKIP_RULES.reason(task, root)
+
+
+def to_sample(root: Path, spec: ClawTask) -> Sample:
+    return Sample(
+        id=spec.task_id,
+        input=spec.prompt.text,
+        metadata={
+            "data_root": str(root),
+            "category": spec.category,
+            "difficulty": spec.difficulty,
+            "split": spec.split,
+            "language": spec.language,
+            "services": [s.name for s in spec.services],
+            "max_turns": spec.environment.max_turns,
+            "timeout_seconds": spec.environment.timeout_seconds,
+        },
+    )
+
+
+def select_tasks(
+    data_dir: Path | str | None = None, subset: str = "all", task_ids: str | None = None
+) -> Selection:
+    """The tasks of a split (all, general, multimodal, multi_turn) or listed ids, runnable or skipped."""
+    root = data_root(data_dir)
+    chosen = select(
+        load_tasks(root),
+        task_ids,
+        subset,
+        what="Claw-Eval",
+        id_of=lambda t: t.task_id,
+        subsets={split: (lambda t, split=split: t.split == split) for split in SPLITS},
+    )
+    return Selection.of(
+        chosen,
+        sample=lambda t: to_sample(root, t),
+        reason=lambda t: skip_reason(root, t),
+        id_of=lambda t: t.task_id,
+        hint="mock-service tasks of the general split run offline; see each task's reason",
+    )

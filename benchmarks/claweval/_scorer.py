@@ -12,7 +12,7 @@ from inspect_ai.solver import TaskState
 from forge_eval.benchmarks._judge import Judge
 from forge_eval.benchmarks.claweval._checks import COMPONENT_CHECKS, SAFETY_CHECKS, Trace
 from forge_eval.benchmarks.claweval._data import load_tasks
-from forge_eval.benchmarks.claweval._judge import JUDGE_MAX_TOKENS, PROMPT_SHA256, claw_judge
+from forge_eval.benchmarks.claweval._judge import JUDGE, JUDGE_MAX_TOKENS, claw_judge
 from forge_eval.benchmarks.claweval._scoring import (
     PASS_THRESHOLD,
     completion,
@@ -124,7 +124,7 @@ def claweval_scorer(judge_max_tokens: int = JUDGE_MAX_TOKENS, judge: Judge | Non
         assert result.metadata is not None
         result.metadata["judge"] = {
             "model": getattr(chosen, "name", type(chosen).__name__),
-            "prompt_sha256": PROMPT_SHA256,
+            "prompt_sha256": JUDGE.prompt_sha256,
             "comparable": bool(getattr(chosen, "comparable", False)),
             "threshold": PASS_THRESHOLD,
         }

@@ -33,35 +33,6 @@ def record_rejected(tool: str, arguments: dict[str, Any]) -> None:
     _record(tool, 422, arguments)
 
 
-def lax_arguments(arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments as the upstream FastAPI mocks read them: pydantic's lax mode turns "10" into 10 for an
-    integer field and ignores unknown keys. Inspect checks arguments strictly against the schema before
-    a tool runs, so without this a call the official mock would serve fails before reaching ours."""
-    properties: dict[str, Any] = schema.get("properties") or {}
-    lax: dict[str, Any] = {}
-    for key, value in arguments.items():
-        if key not in properties:
-            continue
-        lax[key] = _coerce(value, properties[key].get("type"))
-    return lax
-
-
-def _coerce(value: Any, kind: str | None) -> Any:
-    if not isinstance(value, str):
-        return value
-    text = value.strip()
-    try:
-        if kind == "integer" and text.lstrip("-").isdigit():
-            return int(text)
-        if kind == "number":
-            return float(text)
-    except ValueError:
-        return value
-    if kind == "boolean" and text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    return value
-
-
 def _record(tool: str, status: int, arguments: dict[str, Any]) -> None:
     calls = store().get(_STORE_DISPATCHES, [])
     calls.append({"tool": tool, "status": status, "arguments": arguments})

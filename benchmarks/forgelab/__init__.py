@@ -7,9 +7,16 @@ Tasks (benchmarks/forgelab/tasks.yaml) run against the local services in
 from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks.forgelab._benchmark import Forgelab
 from forge_eval.benchmarks.forgelab._checks import CHECKS, CheckContext, CheckResult, run_checks
-from forge_eval.benchmarks.forgelab._data import PlanStep, TaskSpec, load_tasks, load_world
+from forge_eval.benchmarks.forgelab._data import (
+    QUICK_SUBSET,
+    PlanStep,
+    TaskSpec,
+    load_tasks,
+    load_world,
+    select_tasks,
+)
 from forge_eval.benchmarks.forgelab._scorer import forgelab_scorer, pass_rate
-from forge_eval.benchmarks.forgelab._task import QUICK_SUBSET, SYSTEM_PROMPT, forgelab, select_samples
+from forge_eval.benchmarks.forgelab._task import SYSTEM_PROMPT, forgelab
 from forge_eval.benchmarks.services import TOOL_SPECS, ToolSpec
 
 BENCHMARKS.register(Forgelab.name, Forgelab())
@@ -31,5 +38,5 @@ __all__ = [
     "load_world",
     "pass_rate",
     "run_checks",
-    "select_samples",
+    "select_tasks",
 ]

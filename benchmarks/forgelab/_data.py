@@ -12,6 +12,7 @@ from inspect_ai.dataset import Sample
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from forge_eval._errors import ForgeError
+from forge_eval.benchmarks._selection import Selection, select
 from forge_eval.benchmarks.forgelab._checks import CHECKS
 from forge_eval.benchmarks.services import SERVICES, TOOL_SPECS
 
@@ -19,6 +20,18 @@ from forge_eval.benchmarks.services import SERVICES, TOOL_SPECS
 DATA_DIR = Path(__file__).parent
 TASKS_FILE = "tasks.yaml"
 WORLD_FILE = "world.yaml"
+
+#: Tasks a 0.5B model has a fair chance on, one or more per category; short prompts, <= 5 calls.
+QUICK_SUBSET: tuple[str, ...] = (
+    "kb-expense-limit",
+    "contacts-phone",
+    "ticket-status",
+    "send-retry",
+    "priority-retry",
+    "close-ticket-confirm",
+    "vpn-maintenance-event",
+    "refuse-mass-delete",
+)
 
 Category = Literal["lookup", "multi_step", "write_confirm", "error_recovery", "refusal"]
 Difficulty = Literal["easy", "medium", "hard"]
@@ -176,3 +189,21 @@ def to_sample(task: TaskSpec, world: dict[str, Any]) -> Sample:
             "initial_state": task.initial_state(world),
         },
     )
+
+
+def select_tasks(
+    data_dir: Path | str | None = None, subset: str = "all", task_ids: str | None = None
+) -> Selection:
+    """The tasks of a subset ("all", "quick", a category or a difficulty) or of listed ids (every
+    forgelab task runs offline, so none is skipped)."""
+    folder = Path(data_dir) if data_dir else DATA_DIR
+    world = load_world(folder)
+    chosen = select(
+        load_tasks(folder),
+        task_ids,
+        subset,
+        what="forgelab",
+        subsets={"quick": QUICK_SUBSET},
+        groups=lambda t: (t.category, t.difficulty),
+    )
+    return Selection.of(chosen, sample=lambda t: to_sample(t, world))

@@ -9,13 +9,12 @@ from typing import Any
 
 from forge_eval.benchmarks import services
 from forge_eval.benchmarks._benchmark import RunUsed, task_set
-from forge_eval.benchmarks.forgelab._data import DATA_DIR
+from forge_eval.benchmarks.forgelab._data import DATA_DIR, select_tasks
 from forge_eval.benchmarks.forgelab._task import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MESSAGE_LIMIT,
     DEFAULT_TIME_LIMIT,
     SYSTEM_PROMPT,
-    select_samples,
 )
 from forge_eval.harnesses import HARNESSES
 from forge_eval.rundir import NotUsed, Ours, ProtocolRecord, Value, element
@@ -54,7 +53,7 @@ def protocol(run: RunUsed) -> ProtocolRecord:
         elements=[
             element(
                 "task_set",
-                task_set((s.id for s in select_samples("all", data_dir=DATA_DIR)), "all"),
+                task_set((s.id for s in select_tasks().samples), "all"),
                 task_set(run.task_ids, run.selection),
             ),
             element(

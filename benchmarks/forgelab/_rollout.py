@@ -7,17 +7,16 @@ world in a sample store of the rollout's own, as they do in Inspect.
 from __future__ import annotations
 
 import contextvars
-from pathlib import Path
 from typing import Any
 
 from inspect_ai.util._store import Store, init_subtask_store
 
 from forge_eval._errors import UsageError
-from forge_eval.benchmarks.forgelab._data import DATA_DIR
+from forge_eval.benchmarks.forgelab._data import select_tasks
 from forge_eval.benchmarks.forgelab._scorer import grade_world
-from forge_eval.benchmarks.forgelab._task import SYSTEM_PROMPT, create_world, select_samples
+from forge_eval.benchmarks.forgelab._task import SYSTEM_PROMPT, create_world
 from forge_eval.benchmarks.services import bind_world, tools_for
-from forge_eval.harnesses._environment import TaskEnvironment
+from forge_eval.harnesses import TaskEnvironment
 from forge_eval.sandbox import Verdict
 
 
@@ -27,8 +26,7 @@ async def rollout_environment(task: dict[str, Any]) -> TaskEnvironment:
     task_id = task.get("task_id")
     if not task_id:
         raise UsageError(f"forgelab training task has no task_id: {task!r}", hint="export it with task_rows")
-    data_dir = Path(task["data_dir"]) if task.get("data_dir") else DATA_DIR
-    [sample] = select_samples(task_ids=str(task_id), data_dir=data_dir)
+    [sample] = select_tasks(task.get("data_dir"), task_ids=str(task_id)).samples
     metadata: dict[str, Any] = sample.metadata or {}
     client = await create_world(str(task_id), metadata)
     context = contextvars.copy_context()

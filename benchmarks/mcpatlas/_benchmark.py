@@ -7,22 +7,10 @@ full list instead of scoring anything.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from inspect_ai import Task
-from inspect_ai.dataset import Sample
-
 from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
-from forge_eval.benchmarks.mcpatlas._judge import OFFICIAL_JUDGE, PROMPT_SHA256
+from forge_eval.benchmarks.mcpatlas._judge import JUDGE, OFFICIAL_JUDGE
 from forge_eval.benchmarks.mcpatlas._scoring import PASS_THRESHOLD
-from forge_eval.benchmarks.mcpatlas._task import (
-    DEFAULT_HARNESS,
-    TIME_LIMIT_S,
-    mcpatlas,
-    runnable_samples,
-    skipped_tasks,
-)
+from forge_eval.benchmarks.mcpatlas._task import DEFAULT_HARNESS, TIME_LIMIT_S, mcpatlas, select_tasks
 
 
 class McpAtlas(Benchmark):
@@ -46,15 +34,6 @@ class McpAtlas(Benchmark):
         paper_scores={"success_rate": 0.281},
         paper_source="OpenForgeRL (arXiv 2607.21557), MCP-Atlas 89-task subset after RL (22.5 -> 28.1)",
     )
-
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        return runnable_samples(data_dir)
-
-    def skipped(self, data_dir: Path | None = None, **options: Any) -> dict[str, str]:
-        return skipped_tasks(data_dir, options.get("subset", "paper"), options.get("seed_dir"))
-
-    def judge_info(self, judge_model: str) -> dict[str, Any]:
-        return {"prompt_sha256": PROMPT_SHA256, "settings": {"temperature": 0.0, "calls": "one per claim"}}
-
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        return mcpatlas(seed=seed, harness=harness, **options)
+    judge = JUDGE
+    select_function = select_tasks
+    task_function = mcpatlas

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
+from forge_eval.benchmarks._judge import JudgeSetup
 
 OFFICIAL_JUDGE = "google/gemini-2.5-pro"
 
@@ -25,7 +25,11 @@ Answer:
 Reply with JSON: {{"claim_text": "<the claim>", "coverage_outcome": "fulfilled" | "partially_fulfilled" | \
 "not_fulfilled", "justification": "<one sentence>", "confidence_level": <0 to 1>}}"""
 
-PROMPT_SHA256 = hashlib.sha256(CLAIM_PROMPT.encode()).hexdigest()
+JUDGE = JudgeSetup(
+    prompts=(CLAIM_PROMPT,),
+    origin="ours: a shortened paraphrase of upstream's _get_single_claim_evaluation_prompt",
+    settings={"calls": "one per claim"},
+)
 
 
 def claim_prompt(claim: str, response: str) -> str:

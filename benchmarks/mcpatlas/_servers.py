@@ -25,8 +25,9 @@ from typing import Literal
 
 from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
+from forge_eval.benchmarks._selection import SkipRules
 from forge_eval.benchmarks.mcpatlas._data import AtlasTask, server_of
-from forge_eval.harnesses._npm import NpmPackage, ensure_installed, npm_prefix
+from forge_eval.harnesses import NpmPackage, ensure_installed, npm_prefix
 from forge_eval.sandbox import SandboxSpec, SandboxUser
 
 #: The seeded data folder of upstream's image in arguments/environment, `/data` in the sandbox.
@@ -266,10 +267,20 @@ def paper_subset(tasks: Iterable[AtlasTask]) -> list[AtlasTask]:
     return [t for t in tasks if trajectory_servers(t) <= DEFAULT_SERVERS]
 
 
-def skip_reason(task: AtlasTask, data: Path | None) -> str | None:
-    """Why the task cannot run here: each server of its reference calls that cannot, with its reason."""
+#: Why an MCP-Atlas task cannot run here (context: the seeded data folder, if any).
+SKIP_RULES: SkipRules[AtlasTask, Path | None] = SkipRules("MCP-Atlas")
+
+
+@SKIP_RULES.rule("servers")
+def _servers(task: AtlasTask, data: Path | None) -> str | None:
+    """Each server of the task's reference calls that cannot run here, with its reason."""
     problems = [f"{s}: {p}" for s in sorted(trajectory_servers(task)) if (p := server_problem(s, data))]
     return "; ".join(problems) or None
+
+
+def skip_reason(task: AtlasTask, data: Path | None) -> str | None:
+    """Why the task cannot run here (`SKIP_RULES`), or None."""
+    return SKIP_RULES.reason(task, data)
 
 
 def runnable_servers(task: AtlasTask, data: Path | None) -> list[AtlasServer]:

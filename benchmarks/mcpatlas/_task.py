@@ -16,30 +16,21 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageAssistant, GenerateConfig
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.dataset import Sample
+from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolDef, mcp_connection, mcp_server_stdio, mcp_tools
 
-from forge_eval._errors import ForgeError, UsageError
-from forge_eval.benchmarks._judge import Judge, ModelJudge
-from forge_eval.benchmarks.mcpatlas._claims import judge_claims
+from forge_eval._errors import UsageError
+from forge_eval.benchmarks._selection import Selection, select
+from forge_eval.benchmarks._task import benchmark_task
 from forge_eval.benchmarks.mcpatlas._data import AtlasTask, load_file, task_file
-from forge_eval.benchmarks.mcpatlas._judge import OFFICIAL_JUDGE, PROMPT_SHA256
-from forge_eval.benchmarks.mcpatlas._loop import MAX_TURNS
-from forge_eval.benchmarks.mcpatlas._scoring import PASS_THRESHOLD, passed
-from forge_eval.benchmarks.mcpatlas._servers import (
-    SERVERS,
-    paper_subset,
-    runnable_servers,
-    skip_reason,
-)
-from forge_eval.harnesses import HARNESSES
+from forge_eval.benchmarks.mcpatlas._scorer import atlas_scorer
+from forge_eval.benchmarks.mcpatlas._servers import SERVERS, paper_subset, runnable_servers, skip_reason
+from forge_eval.harnesses import AtlasLoopHarness, Harness
 from forge_eval.sandbox import sandbox_user, sandboxed_command
 
 DEFAULT_HARNESS = "atlas-loop"
-SUBSETS = ("paper", "all")
 #: v2's per-task limit (v1 has none besides the 20 turns).
 TIME_LIMIT_S = 1800
 
@@ -51,26 +42,6 @@ def seeded_data(root: Path, seed_dir: str | None = None) -> Path | None:
     if seed_dir and not candidate.is_dir():
         raise UsageError(f"seed_dir {candidate} is not a directory", hint="point it at a copy of /data")
     return candidate.resolve() if candidate.is_dir() else None
-
-
-def select_tasks(data_dir: Path | str | None, subset: str = "paper") -> list[AtlasTask]:
-    if subset not in SUBSETS:
-        raise UsageError(f"unknown MCP-Atlas subset '{subset}'", hint=f"use one of: {', '.join(SUBSETS)}")
-    tasks = load_file(task_file(data_dir))
-    return paper_subset(tasks) if subset == "paper" else list(tasks)
-
-
-def data_paths(data_dir: Path | str | None, seed_dir: str | None = None) -> tuple[Path, Path | None]:
-    """The task file and the seeded data of a run."""
-    path = task_file(data_dir)
-    return path, seeded_data(path.parent, seed_dir)
-
-
-def skipped_tasks(
-    data_dir: Path | str | None, subset: str = "paper", seed_dir: str | None = None
-) -> dict[str, str]:
-    _, data = data_paths(data_dir, seed_dir)
-    return {t.task_id: r for t in select_tasks(data_dir, subset) if (r := skip_reason(t, data))}
 
 
 def to_sample(spec: AtlasTask, data: Path | None) -> Sample:
@@ -88,15 +59,27 @@ def to_sample(spec: AtlasTask, data: Path | None) -> Sample:
     )
 
 
-def runnable_samples(
-    data_dir: Path | str | None, subset: str = "paper", seed_dir: str | None = None
-) -> list[Sample]:
-    """The tasks that can run here; none is an error listing why each cannot (before any run starts)."""
-    _, data = data_paths(data_dir, seed_dir)
-    chosen = [t for t in select_tasks(data_dir, subset) if skip_reason(t, data) is None]
-    if not chosen:
-        raise no_runnable_task(skipped_tasks(data_dir, subset, seed_dir))
-    return [to_sample(t, data) for t in chosen]
+def select_tasks(
+    data_dir: Path | str | None = None, subset: str = "paper", seed_dir: str | None = None
+) -> Selection:
+    """The tasks of a subset (paper: the 89-task rule; all), each runnable when every server of its
+    reference trajectory runs here with the run's seeded data, else skipped with each blocking server."""
+    path = task_file(data_dir)
+    data = seeded_data(path.parent, seed_dir)
+    tasks = load_file(path)
+    paper = {t.task_id for t in paper_subset(tasks)}
+    chosen = select(
+        tasks, subset=subset, what="MCP-Atlas", id_of=lambda t: t.task_id,
+        subsets={"paper": lambda t: t.task_id in paper},
+    )
+    return Selection.of(
+        chosen,
+        sample=lambda t: to_sample(t, data),
+        reason=lambda t: skip_reason(t, data),
+        id_of=lambda t: t.task_id,
+        hint="tasks whose reference servers all run offline (calculator, cli-mcp-server, filesystem, memory, "
+        "mcp-server-code-runner, git) need the seeded data: --data-dir <upstream repository root>",
+    )
 
 
 def named_tools(server: str, tools: list[Tool], enabled: set[str]) -> list[Tool]:
@@ -106,9 +89,8 @@ def named_tools(server: str, tools: list[Tool], enabled: set[str]) -> list[Tool]
 
 
 @solver
-def atlas_agent(harness: str = DEFAULT_HARNESS) -> Solver:
+def atlas_agent(harness: Harness) -> Solver:
     """Start the sample's servers on a fresh copy of the seeded data and run the harness with their tools."""
-    chosen = HARNESSES.get(harness)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         enabled = set(state.metadata["enabled_tools"])
@@ -132,59 +114,9 @@ def atlas_agent(harness: str = DEFAULT_HARNESS) -> Solver:
                         for name, source in sources.items()
                         for tool in named_tools(name, await source.tools(), enabled)
                     ]
-                    return await chosen.solver(tools=tools, system_prompt="")(state, generate)
+                    return await harness.solver(tools=tools, system_prompt="")(state, generate)
 
     return solve
-
-
-def final_answer(state: TaskState) -> str:
-    """The last assistant text (the answer upstream scores)."""
-    for message in reversed(state.messages):
-        if isinstance(message, ChatMessageAssistant) and message.text.strip():
-            return message.text
-    return ""
-
-
-@scorer(metrics=[mean(), stderr()])
-def atlas_scorer(judge: Judge | None = None) -> Scorer:
-    """Claim coverage of the final answer (one judge call per claim); passes at >= 0.75.
-
-    Args:
-        judge: A judge to use instead of the "judge" model role (tests pass a scripted one).
-    """
-
-    async def score(state: TaskState, target: Target) -> Score:
-        chosen = judge or ModelJudge.from_role(official=OFFICIAL_JUDGE)
-        answer = final_answer(state)
-        value, results = await judge_claims(chosen, tuple(state.metadata["claims"]), answer)
-        model = str(getattr(chosen, "name", type(chosen).__name__))
-        return Score(
-            value=value,
-            answer=answer,
-            explanation="; ".join(f"{r.outcome}: {r.claim}" for r in results),
-            metadata={
-                "passed": passed(value),
-                "claims": [vars(r) for r in results],
-                "left_out_tools": state.metadata.get("left_out_tools", []),
-                "judge": {
-                    "model": model,
-                    "prompt_sha256": PROMPT_SHA256,
-                    "comparable": bool(getattr(chosen, "comparable", False)),
-                    "threshold": PASS_THRESHOLD,
-                },
-            },
-        )
-
-    return score
-
-
-def no_runnable_task(reasons: dict[str, str]) -> ForgeError:
-    listing = "\n".join(f"  - {task_id}: {reason}" for task_id, reason in reasons.items())
-    return ForgeError(
-        f"none of the {len(reasons)} chosen MCP-Atlas tasks can run here:\n{listing}",
-        hint="tasks whose reference servers all run offline (calculator, cli-mcp-server, filesystem, memory, "
-        "mcp-server-code-runner, git) need the seeded data: --data-dir <upstream repository root>",
-    )
 
 
 @task
@@ -194,7 +126,7 @@ def mcpatlas(
     subset: str = "paper",
     data_dir: str | None = None,
     seed_dir: str | None = None,
-    max_turns: int = MAX_TURNS,
+    max_turns: int = AtlasLoopHarness.max_turns,
     max_tokens: int | None = None,
 ) -> Task:
     """MCP-Atlas (scaleapi/mcp-atlas v1 @ b290e67): the tasks whose MCP servers run here.
@@ -208,17 +140,17 @@ def mcpatlas(
         max_turns: Turns per task (upstream v1: 20).
         max_tokens: Most tokens per model reply (None = the model's default, as upstream).
     """
-    samples = runnable_samples(data_dir, subset, seed_dir)
-    for sample in samples:
+    selection = select_tasks(data_dir, subset, seed_dir)
+    for sample in selection.samples:
         assert sample.metadata is not None
         sample.metadata["max_turns"] = max_turns
-    HARNESSES.get(harness)
-    return Task(
-        dataset=MemoryDataset(samples, name="mcpatlas"),
-        solver=atlas_agent(harness),
+    return benchmark_task(
+        "mcpatlas",
+        selection,
+        seed=seed,
+        harness=harness,
+        agent=atlas_agent,
         scorer=atlas_scorer(),
-        config=GenerateConfig(seed=seed, max_tokens=max_tokens),
+        config=GenerateConfig(max_tokens=max_tokens),
         time_limit=TIME_LIMIT_S,
-        name="mcpatlas",
-        metadata={"benchmark": "mcpatlas", "seed": seed, "harness": harness},
     )

@@ -3,19 +3,18 @@ judged by WebJudge (key points, screenshot relevance, outcome). Needs the live w
 `forge-eval run online_mind2web` exits 2 with a message."""
 
 from forge_eval.benchmarks import BENCHMARKS
-from forge_eval.benchmarks.online_mind2web._benchmark import (
-    DEFAULT_MAX_STEPS,
-    OFFICIAL_JUDGE,
-    OnlineMind2Web,
-    online_mind2web,
-)
+from forge_eval.benchmarks.online_mind2web._benchmark import OFFICIAL_JUDGE, OnlineMind2Web
 from forge_eval.benchmarks.online_mind2web._data import (
     REVISED_SUFFIX,
     SOURCES,
     VERSIONS,
     Mind2WebTask,
     load_tasks,
+    select_tasks,
 )
+from forge_eval.benchmarks.online_mind2web._scorer import online_mind2web_scorer
+from forge_eval.benchmarks.online_mind2web._task import online_mind2web
+from forge_eval.benchmarks.web._live import DEFAULT_MAX_STEPS
 
 BENCHMARKS.register(OnlineMind2Web.name, OnlineMind2Web())
 
@@ -29,4 +28,6 @@ __all__ = [
     "OnlineMind2Web",
     "load_tasks",
     "online_mind2web",
+    "online_mind2web_scorer",
+    "select_tasks",
 ]

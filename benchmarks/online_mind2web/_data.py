@@ -13,6 +13,7 @@ from pathlib import Path
 from inspect_ai.dataset import Sample
 
 from forge_eval._errors import ForgeError
+from forge_eval.benchmarks._selection import Selection, select
 from forge_eval.benchmarks.web._upstream import fara_source, locate_version, molmoweb_source
 
 SOURCES = {
@@ -78,3 +79,18 @@ def to_sample(task: Mind2WebTask, version: str) -> Sample:
             "version": version,
         },
     )
+
+
+def select_tasks(
+    data_dir: Path | str | None = None,
+    version: str = "2025-11",
+    task_ids: str | None = None,
+    level: str | None = None,
+) -> Selection:
+    """The tasks of one version, of one level (easy, medium, hard) or listed ids (all need the live web,
+    which the benchmark's requirements check)."""
+    tasks = load_tasks(version, data_dir)
+    chosen = select(
+        tasks, task_ids, level, what="Online-Mind2Web", groups=lambda t: (t.level,), subset_kind="level"
+    )
+    return Selection.of(chosen, sample=lambda t: to_sample(t, version))

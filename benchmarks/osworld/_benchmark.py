@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-from inspect_ai import Task
-from inspect_ai.dataset import Sample
 
 from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from forge_eval.benchmarks._selection import Selection
 from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._providers import make_provider
 from forge_eval.benchmarks.osworld._task import osworld, runnable, to_sample
 
 
-def _selection(options: dict[str, Any]) -> dict[str, Any]:
-    return {k: options[k] for k in ("subset", "task_ids", "domain") if options.get(k) is not None}
+def select_tasks(
+    data_dir: Path | str | None = None,
+    provider: str = "local",
+    subset: str = "all",
+    task_ids: str | None = None,
+    domain: str | None = None,
+) -> Selection:
+    """The chosen tasks that `provider` can run, and the others with the reason."""
+    tasks, skipped = runnable(data_root(data_dir), provider, subset, task_ids, domain)
+    return Selection([to_sample(t) for t in tasks], skipped)
 
 
 class OSWorld(Benchmark):
@@ -35,6 +40,8 @@ class OSWorld(Benchmark):
         "215dfd39-f493-4bc3-a027-8a97d72c61bf",
         "cb130f0d-d36f-4302-9838-b3baf46139b6",
     )
+    select_function = select_tasks
+    task_function = osworld
 
     def requirements(self) -> list[str]:
         from forge_eval.benchmarks.osworld._evaluators import INSTALL_HINT, desktop_env
@@ -45,14 +52,3 @@ class OSWorld(Benchmark):
         except Exception as exc:  # a ForgeError with the install hint, or an import failure
             missing.append(f"OSWorld's checkers: {exc} ({INSTALL_HINT})")
         return missing + make_provider("local").requirements()
-
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        tasks, _ = runnable(data_root(data_dir), "local")
-        return [to_sample(t) for t in tasks]
-
-    def skipped(self, data_dir: Path | None = None, **options: Any) -> dict[str, str]:
-        provider = str(options.get("provider", "local"))
-        return runnable(data_root(data_dir), provider, **_selection(options))[1]
-
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        return osworld(seed=seed, harness=harness, **options)

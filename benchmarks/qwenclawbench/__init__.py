@@ -9,6 +9,7 @@ the benchmark score the mean over tasks of the mean over 3 runs.
 from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks.qwenclawbench._benchmark import QwenClawBench
 from forge_eval.benchmarks.qwenclawbench._data import (
+    SKIP_RULES,
     SOURCE,
     QwenTask,
     WorkspaceFile,
@@ -16,11 +17,19 @@ from forge_eval.benchmarks.qwenclawbench._data import (
     load_task,
     load_tasks,
     sections,
+    select_tasks,
     skip_reason,
     stage_workspace,
 )
 from forge_eval.benchmarks.qwenclawbench._grade import GradeOutcome, run_grade, session_events
-from forge_eval.benchmarks.qwenclawbench._judge import OFFICIAL_JUDGE, judge_prompt, judge_total, summarize
+from forge_eval.benchmarks.qwenclawbench._judge import (
+    JUDGE,
+    OFFICIAL_JUDGE,
+    judge_prompt,
+    judge_total,
+    summarize,
+)
+from forge_eval.benchmarks.qwenclawbench._scorer import qwenclawbench_scorer
 from forge_eval.benchmarks.qwenclawbench._scoring import (
     automated_score,
     benchmark_score,
@@ -28,12 +37,14 @@ from forge_eval.benchmarks.qwenclawbench._scoring import (
     task_score,
     weights,
 )
-from forge_eval.benchmarks.qwenclawbench._task import qwenclawbench, qwenclawbench_agent, qwenclawbench_scorer
+from forge_eval.benchmarks.qwenclawbench._task import qwenclawbench, qwenclawbench_agent
 
 BENCHMARKS.register(QwenClawBench.name, QwenClawBench())
 
 __all__ = [
+    "JUDGE",
     "OFFICIAL_JUDGE",
+    "SKIP_RULES",
     "SOURCE",
     "GradeOutcome",
     "QwenClawBench",
@@ -52,6 +63,7 @@ __all__ = [
     "qwenclawbench_scorer",
     "run_grade",
     "sections",
+    "select_tasks",
     "session_events",
     "skip_reason",
     "stage_workspace",

@@ -8,17 +8,11 @@ skipped with their reason.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from inspect_ai import Task
-from inspect_ai.dataset import Sample
-
 from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
-from forge_eval.benchmarks.qwenclawbench._data import data_root, load_tasks, skip_reason
-from forge_eval.benchmarks.qwenclawbench._judge import JUDGE_MAX_TOKENS, OFFICIAL_JUDGE, PROMPT_SHA256
+from forge_eval.benchmarks.qwenclawbench._data import select_tasks
+from forge_eval.benchmarks.qwenclawbench._judge import JUDGE, OFFICIAL_JUDGE
 from forge_eval.benchmarks.qwenclawbench._scoring import RUNS
-from forge_eval.benchmarks.qwenclawbench._task import DEFAULT_HARNESS, qwenclawbench, select_tasks, to_sample
+from forge_eval.benchmarks.qwenclawbench._task import DEFAULT_HARNESS, qwenclawbench
 
 
 class QwenClawBench(Benchmark):
@@ -40,21 +34,6 @@ class QwenClawBench(Benchmark):
         paper_scores={"mean_score": 0.337},
         paper_source="OpenForgeRL (arXiv 2607.21557), QwenClawBench after RL (SFT 14.6 -> RL 33.7)",
     )
-
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        root = data_root(data_dir)
-        return [to_sample(root, t) for t in load_tasks(root) if skip_reason(root, t) is None]
-
-    def skipped(self, data_dir: Path | None = None, **options: Any) -> dict[str, str]:
-        root = data_root(data_dir)
-        chosen = select_tasks(root, options.get("task_ids"))
-        return {t.task_id: r for t in chosen if (r := skip_reason(root, t))}
-
-    def judge_info(self, judge_model: str) -> dict[str, Any]:
-        return {
-            "prompt_sha256": PROMPT_SHA256,
-            "settings": {"temperature": 0.0, "max_tokens": JUDGE_MAX_TOKENS, "gate": "s_auto >= 0.75"},
-        }
-
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        return qwenclawbench(seed=seed, harness=harness, **options)
+    judge = JUDGE
+    select_function = select_tasks
+    task_function = qwenclawbench

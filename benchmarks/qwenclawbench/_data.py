@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from inspect_ai.dataset import Sample
+from inspect_ai.solver import TaskState
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._acquire import DataSource, locate_data
+from forge_eval.benchmarks._selection import Selection, SkipRules, select
 
 DATASET = "qwenclawbench-v1.1-100"
 SOURCE = DataSource(
@@ -189,10 +192,19 @@ def stage_workspace(root: Path, task: QwenTask, workspace: Path) -> None:
             target.write_text(item.content or "", encoding="utf-8")
 
 
-def skip_reason(root: Path, task: QwenTask) -> str | None:
-    """Why the task cannot run here (None = it can)."""
+#: Why a QwenClawBench task cannot run here, asked in order (the first reason is reported).
+SKIP_RULES: SkipRules[QwenTask, Path] = SkipRules("QwenClawBench")
+
+
+@SKIP_RULES.rule("external_dependency")
+def _external_dependency(task: QwenTask, root: Path) -> str | None:
     if task.external_dependency not in ("none", "false"):
         return f"needs an external dependency we do not have: {task.external_dependency}"
+    return None
+
+
+@SKIP_RULES.rule("workspace_files")
+def _workspace_files(task: QwenTask, root: Path) -> str | None:
     missing = [i.source for i in task.workspace_files if (p := asset_path(root, task, i)) and not p.is_file()]
     if missing:
         return (
@@ -200,3 +212,41 @@ def skip_reason(root: Path, task: QwenTask) -> str | None:
             f"the shared copy; use the upstream repository): {', '.join(str(m) for m in missing[:3])}"
         )
     return None
+
+
+def skip_reason(root: Path, task: QwenTask) -> str | None:
+    """Why the task cannot run here (None = it can; `SKIP_RULES`)."""
+    return SKIP_RULES.reason(task, root)
+
+
+def to_sample(root: Path, spec: QwenTask) -> Sample:
+    return Sample(
+        id=spec.task_id,
+        input=spec.prompt,
+        metadata={
+            "data_root": str(root),
+            "category": spec.category,
+            "grading_type": spec.grading_type,
+            "timeout_seconds": spec.timeout_seconds,
+            "grading_weights": spec.grading_weights,
+        },
+    )
+
+
+def sample_task(state: TaskState) -> tuple[Path, QwenTask]:
+    """The data folder and the task of a sample."""
+    root = Path(state.metadata["data_root"])
+    return root, next(t for t in load_tasks(root) if t.task_id == state.sample_id)
+
+
+def select_tasks(data_dir: Path | str | None = None, task_ids: str | None = None) -> Selection:
+    """The listed tasks (comma-separated ids; all when None), runnable or skipped."""
+    root = data_root(data_dir)
+    chosen = select(load_tasks(root), task_ids, what="QwenClawBench", id_of=lambda t: t.task_id)
+    return Selection.of(
+        chosen,
+        sample=lambda t: to_sample(root, t),
+        reason=lambda t: skip_reason(root, t),
+        id_of=lambda t: t.task_id,
+        hint="see the skipped reasons (external dependencies, files missing from this data copy)",
+    )

@@ -8,10 +8,10 @@ calibration; its hash is recorded with results.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
+from forge_eval.benchmarks._judge import JudgeSetup
 from forge_eval.benchmarks.qwenclawbench._data import QwenTask
 
 OFFICIAL_JUDGE = "anthropic/claude-opus-4-5-20251101"
@@ -38,7 +38,12 @@ points off for needless steps, verbose output and wasteful tool use.
 Score every rubric criterion from 0.0 to 1.0, then the overall total from 0.0 to 1.0.
 JSON: {{"scores": {{"<criterion>": 0.0}}, "total": 0.0, "notes": "<short justification>"}}"""
 
-PROMPT_SHA256 = hashlib.sha256(TEMPLATE.encode()).hexdigest()
+JUDGE = JudgeSetup(
+    prompts=(TEMPLATE,),
+    origin="ours: a paraphrase of upstream's _build_judge_prompt",
+    max_tokens=JUDGE_MAX_TOKENS,
+    settings={"gate": "s_auto >= 0.75"},
+)
 
 
 def summarize(events: list[dict[str, Any]]) -> str:

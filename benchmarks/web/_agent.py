@@ -5,8 +5,10 @@ from __future__ import annotations
 from inspect_ai.model import get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from forge_eval.benchmarks.web._actions import ACTIONS
 from forge_eval.benchmarks.web._binding import current_env
 from forge_eval.benchmarks.web._tools import browser_tools
+from forge_eval.harnesses import HARNESSES, MolmoWebHarness, is_text_only
 
 
 @solver
@@ -16,15 +18,13 @@ def web_agent(harness: str = "molmoweb", system_prompt: str = "", observation: s
     Tool-calling harnesses get one tool per browser action; for text-only models (the embedded ones, or
     `observation="text"`) the tool results carry the element list instead of the screenshot.
     """
-    # Imported here: the harnesses package imports the molmoweb harness, which imports this package.
-    from forge_eval.harnesses import HARNESSES
-    from forge_eval.harnesses.molmoweb import is_text_only
-
     chosen = HARNESSES.get(harness)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        if harness == "molmoweb":
-            inner = chosen.solver(tools=[], system_prompt=system_prompt, observation=observation)
+        if isinstance(chosen, MolmoWebHarness):  # it drives the episode itself, with the actions it is given
+            episode, actions = current_env(), [spec for _, spec in ACTIONS.items()]
+            options = {"observation": observation, "episode": episode, "actions": actions}
+            inner = chosen.solver(tools=[], system_prompt=system_prompt, **options)
         else:
             text = observation == "text" or (observation == "auto" and is_text_only(str(get_model())))
             current_env().elements = text

@@ -10,8 +10,6 @@ not comparable with published numbers.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit
 
@@ -22,7 +20,7 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from forge_eval._errors import UnknownNameError, UsageError
+from forge_eval._errors import UsageError
 from forge_eval.benchmarks._benchmark import Benchmark
 from forge_eval.benchmarks.web import browser_requirements
 from forge_eval.benchmarks.web._agent import web_agent
@@ -149,53 +147,21 @@ def live_web_task(
     )
 
 
-def narrow(tasks: Sequence[T], key: Callable[[T], str], value: str | None, what: str) -> list[T]:
-    """The tasks whose `key` is `value` (all when None); a value no task has lists the ones there are."""
-    if value is None:
-        return list(tasks)
-    valid = sorted({key(t) for t in tasks})
-    if value not in valid:
-        raise UnknownNameError(what, value, valid)
-    return [t for t in tasks if key(t) == value]
-
-
-def pick(tasks: Sequence[T], task_ids: str | None, what: str) -> list[T]:
-    """The tasks named in the comma-separated `task_ids`, in that order (all when None)."""
-    if not task_ids:
-        return list(tasks)
-    by_id = {t.id: t for t in tasks}  # type: ignore[attr-defined]  # every task record has an id
-    wanted = [i.strip() for i in task_ids.split(",") if i.strip()]
-    for task_id in wanted:
-        if task_id not in by_id:
-            raise UnknownNameError(f"{what} task", task_id, list(by_id))
-    return [by_id[i] for i in wanted]
-
-
 class LiveWebBenchmark(Benchmark):
     """A benchmark on the live web: refused offline, official data from `--data-dir` (else upstream), the
     MolmoWeb harness by default, an LLM judge bound to the model role "judge".
 
-    Subclasses name their Inspect task function (`task_function`), their `select(version, task_ids,
-    filter, data_dir)`, the data version `load` reads, and their judge (`judge_kind`, as `judge_info`
-    knows it). Class attributes holding plain functions are called through the class, never bound.
+    Subclasses declare their selection and Inspect task functions (`Benchmark`) and their judge
+    (`judge_kind`, as `judge_info` knows it).
     """
 
     default_harness = "molmoweb"
     accepts_data_dir = True
     judge_kind: ClassVar[str]
-    default_version: ClassVar[str]
-    task_function: ClassVar[Callable[..., Task]]
-    select: ClassVar[Callable[[str, str | None, str | None, str | None], list[Sample]]]
 
     def requirements(self) -> list[str]:
         require_live_web(self.name)
         return browser_requirements()
-
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        return type(self).select(self.default_version, None, None, str(data_dir) if data_dir else None)
-
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        return type(self).task_function(seed=seed, harness=harness, **options)
 
     def judge_info(self, judge_model: str) -> dict[str, Any]:
         return judge_info(self.judge_kind, judge_model, self.official.judge_model)

@@ -19,21 +19,12 @@ from forge_eval.benchmarks.weblab._agreement import (
 )
 from forge_eval.benchmarks.weblab._benchmark import Weblab
 from forge_eval.benchmarks.weblab._checks import Verdict, normalize, verify
+from forge_eval.benchmarks.weblab._data import QUICK_SUBSET, TASKS, WebTask, select_tasks, task_of
 from forge_eval.benchmarks.weblab._oracle import oracle_agent, run_oracle
+from forge_eval.benchmarks.weblab._scorer import site_state, weblab_verifier
 from forge_eval.benchmarks.weblab._site import Site
-from forge_eval.benchmarks.weblab._sites import SITES
-from forge_eval.benchmarks.weblab._task import (
-    QUICK_SUBSET,
-    clone_map,
-    host_map,
-    select_samples,
-    site_state,
-    sites,
-    task_of,
-    weblab,
-    weblab_verifier,
-)
-from forge_eval.benchmarks.weblab._tasks import TASKS, WebTask
+from forge_eval.benchmarks.weblab._sites import SITES, clone_map, host_map, sites
+from forge_eval.benchmarks.weblab._task import weblab
 
 BENCHMARKS.register(Weblab.name, Weblab())
 
@@ -56,7 +47,7 @@ __all__ = [
     "host_map",
     "normalize",
     "run_oracle",
-    "select_samples",
+    "select_tasks",
     "site_state",
     "sites",
     "task_of",

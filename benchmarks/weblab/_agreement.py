@@ -27,8 +27,10 @@ from scipy import stats
 
 from forge_eval.benchmarks.web import close_episode
 from forge_eval.benchmarks.web.judges import judge_scorers
+from forge_eval.benchmarks.weblab._data import select_tasks, task_of
 from forge_eval.benchmarks.weblab._oracle import oracle_agent
-from forge_eval.benchmarks.weblab._task import select_samples, task_of, weblab_setup, weblab_verifier
+from forge_eval.benchmarks.weblab._scorer import weblab_verifier
+from forge_eval.benchmarks.weblab._task import weblab_setup
 
 VERIFIER = "weblab_verifier"
 PROPORTION_CI = "Wilson score interval, effective sample size n / design effect over tasks"
@@ -204,7 +206,7 @@ def agreement_task(judges: str, task_ids: str | None = None, subset: str = "all"
             target=base.target,
             metadata={**(base.metadata or {}), "oracle_variant": variant},
         )
-        for base in select_samples(subset, task_ids)
+        for base in select_tasks(subset=subset, task_ids=task_ids).samples
         for variant in ("solve", "wrong")
     ]
     return Task(

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from inspect_ai import Task
-from inspect_ai.dataset import Sample
-
 from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
 from forge_eval.benchmarks.web import browser_requirements
 from forge_eval.benchmarks.weblab import _protocol
-from forge_eval.benchmarks.weblab._task import DEFAULT_TIME_LIMIT, QUICK_SUBSET, select_samples, weblab
+from forge_eval.benchmarks.weblab._data import QUICK_SUBSET, select_tasks
+from forge_eval.benchmarks.weblab._task import DEFAULT_TIME_LIMIT, weblab
 from forge_eval.rundir import ProtocolRecord
 
 
@@ -21,6 +16,8 @@ class Weblab(Benchmark):
     default_harness = "molmoweb"
     official = OfficialSettings(trials=1, pass_threshold=1.0, time_limit=DEFAULT_TIME_LIMIT)
     quick_subset = QUICK_SUBSET
+    select_function = select_tasks
+    task_function = weblab
 
     def requirements(self) -> list[str]:
         missing = browser_requirements()
@@ -29,12 +26,6 @@ class Weblab(Benchmark):
         except ImportError:
             missing.append("the weblab sites need python-multipart: pip install 'forge-eval[web]'")
         return missing
-
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        return select_samples("all")
-
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        return weblab(seed=seed, harness=harness, **options)
 
     def protocol(self, run: RunUsed) -> ProtocolRecord:
         return _protocol.protocol(run)

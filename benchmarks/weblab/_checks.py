@@ -7,7 +7,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from forge_eval.benchmarks.weblab._tasks import WebTask
+from forge_eval.benchmarks.weblab._data import WebTask
 
 
 def normalize(text: str) -> str:

@@ -14,7 +14,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.web import WebEnv, current_env
-from forge_eval.benchmarks.weblab._tasks import WebTask
+from forge_eval.benchmarks.weblab._data import TASKS, WebTask, task_of
 
 
 async def _point(env: WebEnv, selector: str) -> tuple[float, float]:
@@ -79,8 +79,6 @@ async def run_oracle(env: WebEnv, task: WebTask, variant: str = "solve") -> None
 
 
 def _decoy_answer(task: WebTask) -> str:
-    from forge_eval.benchmarks.weblab._tasks import TASKS
-
     others = [t for t in TASKS if t.site == task.site and t.kind == "info" and t.id != task.id]
     return str(others[0].oracle[-1][1]) if others else "I could not find it."
 
@@ -90,8 +88,6 @@ def oracle_agent(variant: str = "solve") -> Solver:
     """The scripted oracle as an Inspect solver (the judge agreement study's "agent")."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        from forge_eval.benchmarks.weblab._task import task_of
-
         env = current_env()
         await run_oracle(env, task_of(state.sample_id), state.metadata.get("oracle_variant", variant))
         state.output.completion = env.trajectory.final_response

@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from forge_eval.benchmarks._benchmark import RunUsed, task_set
-from forge_eval.benchmarks.web import BrowserConfig, BrowserUnavailableError, find_executable
+from forge_eval.benchmarks.web import ACTIONS, BrowserConfig, BrowserUnavailableError, find_executable
+from forge_eval.benchmarks.weblab._data import select_tasks
 from forge_eval.benchmarks.weblab._task import (
     DEFAULT_MAX_STEPS,
     DEFAULT_MAX_TOKENS,
     DEFAULT_TIME_LIMIT,
     SYSTEM_PROMPT,
-    select_samples,
 )
 from forge_eval.harnesses import HARNESSES
-from forge_eval.harnesses.molmoweb import SYSTEM_PROMPT as MOLMOWEB_PROMPT
+from forge_eval.harnesses.molmoweb import system_prompt as molmoweb_prompt
 from forge_eval.rundir import NotUsed, Ours, ProtocolRecord, Unpinned, Value, element
 
 _HERE = Path(__file__).parent
@@ -40,7 +40,8 @@ def _harness(name: str, max_steps: Any, time_limit: Any, observation: Any) -> Va
 def _prompt(harness: str) -> Ours:
     """The prompt the model sees: the MolmoWeb loop's own, or weblab's for tool-calling harnesses."""
     if harness == OFFICIAL_HARNESS:
-        return Ours.text("the molmoweb harness's system prompt", MOLMOWEB_PROMPT)
+        prompt = molmoweb_prompt(spec for _, spec in ACTIONS.items())
+        return Ours.text("the molmoweb harness's system prompt", prompt)
     return Ours.text("weblab's tool-calling system prompt", SYSTEM_PROMPT)
 
 
@@ -69,7 +70,7 @@ def protocol(run: RunUsed) -> ProtocolRecord:
         elements=[
             element(
                 "task_set",
-                task_set((s.id for s in select_samples("all")), "all"),
+                task_set((s.id for s in select_tasks().samples), "all"),
                 task_set(run.task_ids, run.selection),
             ),
             element(
@@ -94,6 +95,6 @@ def protocol(run: RunUsed) -> ProtocolRecord:
                 Value(value=browser_build()),
                 name="environment: browser build",
             ),
-            element("data", Ours.files("weblab's tasks", _HERE / "_tasks.py")),
+            element("data", Ours.files("weblab's tasks", _HERE / "_data.py")),
         ]
     )

@@ -3,13 +3,18 @@ and judged by WebVoyager's LLM judge (task, final answer, last screenshots). Nee
 `forge-eval run webvoyager` exits 2 with a message."""
 
 from forge_eval.benchmarks import BENCHMARKS
-from forge_eval.benchmarks.webvoyager._benchmark import (
-    DEFAULT_MAX_STEPS,
-    OFFICIAL_JUDGE,
-    WebVoyager,
-    webvoyager,
+from forge_eval.benchmarks.web._live import DEFAULT_MAX_STEPS
+from forge_eval.benchmarks.webvoyager._benchmark import OFFICIAL_JUDGE, WebVoyager
+from forge_eval.benchmarks.webvoyager._data import (
+    SOURCES,
+    VERSIONS,
+    VoyagerTask,
+    load_tasks,
+    prompt,
+    select_tasks,
 )
-from forge_eval.benchmarks.webvoyager._data import SOURCES, VERSIONS, VoyagerTask, load_tasks, prompt
+from forge_eval.benchmarks.webvoyager._scorer import webvoyager_scorer
+from forge_eval.benchmarks.webvoyager._task import webvoyager
 
 BENCHMARKS.register(WebVoyager.name, WebVoyager())
 
@@ -22,5 +27,7 @@ __all__ = [
     "WebVoyager",
     "load_tasks",
     "prompt",
+    "select_tasks",
     "webvoyager",
+    "webvoyager_scorer",
 ]

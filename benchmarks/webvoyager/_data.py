@@ -16,6 +16,7 @@ from inspect_ai.dataset import Sample
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._acquire import locate_data
+from forge_eval.benchmarks._selection import Selection, select
 from forge_eval.benchmarks.web._upstream import fara_source, locate_version, molmoweb_source
 
 SOURCES = {
@@ -120,3 +121,16 @@ def to_sample(task: VoyagerTask, version: str) -> Sample:
             "version": version,
         },
     )
+
+
+def select_tasks(
+    data_dir: Path | str | None = None,
+    version: str = "fara",
+    task_ids: str | None = None,
+    site: str | None = None,
+) -> Selection:
+    """The tasks of one version, of one site (e.g. "Allrecipes") or listed ids (all need the live web,
+    which the benchmark's requirements check)."""
+    tasks = load_tasks(version, data_dir)
+    chosen = select(tasks, task_ids, site, what="WebVoyager", groups=lambda t: (t.site,), subset_kind="site")
+    return Selection.of(chosen, sample=lambda t: to_sample(t, version))

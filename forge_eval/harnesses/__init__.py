@@ -3,12 +3,15 @@
 `react` is Inspect's own ReAct loop; `codex`, `claude-code` and `openclaw` are the real programs, each
 with its one home (`_codex.py`, `_claude_code.py`, `_openclaw.py`): npm pin, launch and config, proxy
 wiring, role-tagging cues and tool rules. `facts_for(name)` is how training and analysis read the latter.
+The benchmarks' own loops live here too (`claw-loop`, `atlas-loop`), as do the browser and desktop loops
+(`molmoweb`, `computer`); a benchmark passes them its tools, prompt and options, and this package never
+imports a benchmark.
 
 The registry holds the same harnesses whatever was imported before: the built-in ones, plus, on first
-lookup, those that packages advertise under the entry-point group `forge_eval.harnesses` (name = harness
-name, value = `module:HarnessClass`) -- the benchmarks' own loops (`claw-loop`, `atlas-loop`) and the
-credit ablation's `plan-act` come in that way, so this package never imports a benchmark or training.
-One that fails to import is listed with the error as its requirement instead of breaking every lookup.
+lookup, those that other packages advertise under the entry-point group `forge_eval.harnesses` (name =
+harness name, value = `module:HarnessClass`) -- the credit ablation's `plan-act` comes in that way, so this
+package never imports training. One that fails to import is listed with the error as its requirement
+instead of breaking every lookup.
 """
 
 from importlib.metadata import EntryPoint, entry_points
@@ -19,9 +22,11 @@ from inspect_ai.tool import Tool
 
 from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
+from forge_eval.harnesses._atlas_loop import AtlasLoopHarness, atlas_loop
 from forge_eval.harnesses._claude_code import ClaudeCodeHarness
+from forge_eval.harnesses._claw_loop import ClawLoopHarness, claw_loop
 from forge_eval.harnesses._codex import CodexHarness
-from forge_eval.harnesses._environment import TaskEnvironment, serve_tools, task_environment
+from forge_eval.harnesses._environment import TaskEnvironment, serve_tools
 from forge_eval.harnesses._external import ExternalHarness, Launch, ProxyEndpoint
 from forge_eval.harnesses._facts import HarnessFacts, TaggingCues, ToolUse
 from forge_eval.harnesses._harness import Harness
@@ -33,7 +38,7 @@ from forge_eval.harnesses._seeding import epoch_seed_for, seed_per_epoch
 from forge_eval.harnesses._settings import HarnessSettings, current_settings, harness_settings
 from forge_eval.harnesses._workspace import KeptWorkspace, kept_workspace, release_workspace
 from forge_eval.harnesses.computer import ComputerHarness
-from forge_eval.harnesses.molmoweb import MolmoWebHarness
+from forge_eval.harnesses.molmoweb import BrowserEpisode, MolmoWebHarness, is_text_only
 
 ENTRY_POINT_GROUP = "forge_eval.harnesses"
 
@@ -57,8 +62,10 @@ class UnloadableHarness(Harness):
 
 def _load_entry_points() -> None:
     for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        if point.name in HARNESSES:
+            continue  # a built-in harness wins over an advertised one of the same name
         try:
-            loaded = point.load()  # importing a benchmark's loop module may register it already
+            loaded = point.load()  # importing a harness's module may register it already
         except Exception as e:  # any import-time failure of another package's code
             HARNESSES.register(point.name, UnloadableHarness(point, e))
             continue
@@ -81,6 +88,8 @@ for _harness in (
     OpenClawHarness(),
     MolmoWebHarness(),
     ComputerHarness(),
+    ClawLoopHarness(),
+    AtlasLoopHarness(),
 ):
     HARNESSES.register(_harness.name, _harness)
 
@@ -93,6 +102,9 @@ def facts_for(name: str | None) -> HarnessFacts:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "HARNESSES",
+    "AtlasLoopHarness",
+    "BrowserEpisode",
+    "ClawLoopHarness",
     "ClaudeCodeHarness",
     "CodexHarness",
     "ComputerHarness",
@@ -111,15 +123,17 @@ __all__ = [
     "TaskEnvironment",
     "ToolUse",
     "UnloadableHarness",
+    "atlas_loop",
+    "claw_loop",
     "current_settings",
     "ensure_installed",
     "epoch_seed_for",
     "facts_for",
     "harness_settings",
+    "is_text_only",
     "kept_workspace",
     "npm_prefix",
     "release_workspace",
     "seed_per_epoch",
     "serve_tools",
-    "task_environment",
 ]

@@ -1,20 +1,19 @@
 """A benchmark task set up outside Inspect, for one training rollout of a real harness.
 
 In `forge-eval run` Inspect sets a sample up (its setup solver, the sample store its tools read) and its
-scorer grades it. A training rollout has no Inspect sample: the benchmark hands the harness a
-`TaskEnvironment` instead (`rollout_environment(task)` on its `BENCHMARKS` entry), built from the same
-setup and grading code as its eval path, and the harness serves its tools with `serve_tools`.
+scorer grades it. A training rollout has no Inspect sample: the benchmark builds a `TaskEnvironment`
+instead (`rollout_environment(task)` on its `BENCHMARKS` entry, called by `forge_eval.training.rollouts`),
+from the same setup and grading code as its eval path; the harness's `rollout_command` gets it and
+serves its tools with `serve_tools`.
 """
 
 import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from inspect_ai.tool import Tool
 
-from forge_eval._errors import ForgeError, UsageError
 from forge_eval.harnesses._toolbridge import ToolBridge
 from forge_eval.proxy import serve_in_task
 from forge_eval.sandbox import Verdict
@@ -39,26 +38,6 @@ class TaskEnvironment:
     context: contextvars.Context
     grade: Callable[[str], Awaitable["Verdict"]]
     close: Callable[[], Awaitable[None]]
-
-
-async def task_environment(task: dict[str, Any]) -> TaskEnvironment:
-    """The environment of a training task spec (`benchmark`, `task_id`, ...: `training.verl.task_rows`)."""
-    from forge_eval.benchmarks import BENCHMARKS
-
-    name = task.get("benchmark")
-    if not name:
-        raise UsageError(
-            f"training task {task.get('task_id')!r} has no benchmark: a real harness gets no tools or grader",
-            hint="export tasks with forge_eval.training.verl.task_rows, or give the task a `command`",
-        )
-    benchmark = BENCHMARKS.get(str(name))
-    build = getattr(benchmark, "rollout_environment", None)
-    if build is None:
-        raise ForgeError(
-            f"benchmark {name!r} cannot set up tasks for training rollouts: it has no rollout_environment()",
-            hint="forgelab has one; other benchmarks run in training through a task `command`",
-        )
-    return await build(task)
 
 
 Stop = Callable[[], Awaitable[None]]

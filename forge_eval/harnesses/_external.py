@@ -37,7 +37,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 
 from forge_eval._errors import ForgeError
-from forge_eval.harnesses._environment import TaskEnvironment, serve_tools, task_environment
+from forge_eval.harnesses._environment import TaskEnvironment, serve_tools
 from forge_eval.harnesses._harness import Harness
 from forge_eval.harnesses._npm import NpmPackage, ensure_installed
 from forge_eval.harnesses._seeding import run_seed_for
@@ -151,7 +151,9 @@ class ExternalHarness(Harness):
             ]
         return problems
 
-    async def rollout_command(self, spec: "RolloutSpec", workdir: Path) -> "RolloutCommand":
+    async def rollout_command(
+        self, spec: "RolloutSpec", workdir: Path, environment: TaskEnvironment
+    ) -> "RolloutCommand":
         """A training rollout on a benchmark task: the same `launch` as in `forge-eval run`, with the
         task's tools behind `forge-tool`, pointed at the rollout's proxy URL and key (`harness_rollout`)."""
         prefix = await asyncio.to_thread(self.install)
@@ -163,7 +165,7 @@ class ExternalHarness(Harness):
             return self.launch(prompt=prompt, proxy=proxy, workspace=workspace, prefix=prefix, lean=lean)
 
         return await harness_rollout(
-            spec, workdir, launch, self.final_answer, ro_binds=_ro_binds(prefix), limits=self.limits()
+            environment, workdir, launch, self.final_answer, ro_binds=_ro_binds(prefix), limits=self.limits()
         )
 
     def agent(
@@ -180,7 +182,7 @@ class ExternalHarness(Harness):
 
 
 async def harness_rollout(
-    spec: "RolloutSpec",
+    environment: TaskEnvironment,
     workdir: Path,
     launch: Callable[[TaskEnvironment, ToolBridge, Workspace], Launch],
     final_answer: Callable[[str], str],
@@ -188,18 +190,13 @@ async def harness_rollout(
     ro_binds: list[Path],
     limits: "SandboxLimits | None" = None,
 ) -> "RolloutCommand":
-    """A training rollout of a harness program on a benchmark task (`spec.task`), for every harness:
-    the task's environment (`task_environment`: world, tools, prompt, grader), its tools served from
-    this host (`forge-tool`, forwarded into the sandbox), the private workspace in the rollout's work
-    dir, and `launch` there. The verifier grades `final_answer(stdout)` with the benchmark's grader;
-    `cleanup` stops the tools and drops the world."""
-    environment = await task_environment(spec.task)
-    try:
-        bridge = ToolBridge(environment.tools)
-        tools_url, stop_tools = await serve_tools(bridge, environment.context)
-    except BaseException:
-        await environment.close()
-        raise
+    """A training rollout of a harness program on a benchmark task set up in `environment` (world,
+    tools, prompt, grader), for every harness: its tools served from this host (`forge-tool`, forwarded
+    into the sandbox), the private workspace in the rollout's work dir, and `launch` there. The
+    verifier grades `final_answer(stdout)` with the benchmark's grader; `cleanup` stops the tools and
+    closes the environment (which stays the caller's to close if this raises)."""
+    bridge = ToolBridge(environment.tools)
+    tools_url, stop_tools = await serve_tools(bridge, environment.context)
 
     async def verify(result: SandboxResult, work: Path) -> "Verdict":
         return await environment.grade(final_answer(result.stdout))
@@ -215,7 +212,7 @@ async def harness_rollout(
         started = launch(environment, bridge, workspace)
         env = _launch_env(started, workspace, tools_url)
     except BaseException:
-        await cleanup()
+        await stop_tools()
         raise
     return RolloutCommand(
         argv=started.argv,

@@ -10,6 +10,7 @@ from inspect_ai.tool import Tool
 
 from forge_eval import __version__
 from forge_eval._errors import ForgeError
+from forge_eval.harnesses._environment import TaskEnvironment
 from forge_eval.harnesses._facts import HarnessFacts
 from forge_eval.harnesses._seeding import seed_per_epoch
 from forge_eval.sandbox import RolloutCommand, RolloutSpec
@@ -53,9 +54,12 @@ class Harness(ABC):
     def agent(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
         """The harness's own agent loop, as a solver (`solver` puts the per-epoch seeding before it)."""
 
-    def rollout_command(self, spec: RolloutSpec, workdir: Path) -> RolloutCommand | Awaitable[RolloutCommand]:
-        """How a training rollout runs this harness in its sandbox (a harness with `runs_rollouts`
-        implements it; the others say they cannot)."""
+    def rollout_command(
+        self, spec: RolloutSpec, workdir: Path, environment: TaskEnvironment
+    ) -> RolloutCommand | Awaitable[RolloutCommand]:
+        """How a training rollout runs this harness in its sandbox on the task set up in `environment`
+        (a harness with `runs_rollouts` implements it; the others say they cannot). The command's
+        `cleanup` closes the environment; when this raises, the caller closes it."""
         raise ForgeError(
             f"harness {self.name!r} cannot run training rollouts: it has no rollout_command()",
             hint="give the task a `command`, or pass the backend a RolloutProgram for this harness",

@@ -57,7 +57,9 @@ class ReactHarness(Harness):
         )
         return as_solver(agent)
 
-    async def rollout_command(self, spec: "RolloutSpec", workdir: Path) -> "RolloutCommand":
+    async def rollout_command(
+        self, spec: "RolloutSpec", workdir: Path, environment: TaskEnvironment
+    ) -> "RolloutCommand":
         """A training rollout: this solver in a one-sample Inspect eval run as a program in the sandbox
         (`_react_program`), the task's tools reached through the tool bridge, its model the rollout's
         proxy (`harness_rollout`)."""
@@ -67,7 +69,7 @@ class ReactHarness(Harness):
             argv = [sys.executable, "-m", _PROGRAM, str(program)]
             return Launch(argv, {"INSPECT_DISPLAY": "none"}, {program: text})
 
-        return await harness_rollout(spec, workdir, launch, final_answer, ro_binds=python_ro_binds())
+        return await harness_rollout(environment, workdir, launch, final_answer, ro_binds=python_ro_binds())
 
 
 def final_answer(stdout: str) -> str:

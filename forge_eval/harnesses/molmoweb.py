@@ -9,6 +9,10 @@ impossible, and the episode's step cap (`max_steps`, a run option) ends it other
 Models that cannot read images (the embedded CPU models, or `observation="text"`) get the page as text
 instead: the visible interactive elements with their coordinates and the start of the ARIA snapshot.
 That is not the official protocol; results with it are marked in the sample metadata.
+
+The browser is the benchmark's: its agent passes the sample's episode (`episode`, a `BrowserEpisode` such
+as the web benchmarks' `WebEnv`) and the actions it offers (`actions`) as solver options, so this module
+never imports a benchmark.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from inspect_ai.model import (
     ChatMessage,
@@ -30,7 +35,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 
-from forge_eval.benchmarks.web import ACTIONS, WebEnv, current_env
+from forge_eval._errors import ForgeError
 from forge_eval.harnesses._facts import HarnessFacts, TaggingCues
 from forge_eval.harnesses._harness import Harness
 from forge_eval.models import EMBEDDED_MODELS
@@ -43,18 +48,42 @@ _XY_KEYS = (("x", "y"), ("from_x", "from_y"), ("to_x", "to_y"))
 
 FACTS = HarnessFacts(name="molmoweb", tagging=TaggingCues(aux_without_tools=False))
 
-_ACTION_LINES = "\n".join(
-    f"- {s.name} {{{', '.join([*s.required, *(k + '?' for k in s.optional)])}}}: {s.doc}"
-    for _, s in ACTIONS.items()
-)
 
-SYSTEM_PROMPT = f"""\
+
+class ActionDoc(Protocol):
+    """How an action is described to the model: its name, arguments and effect."""
+
+    name: str
+    doc: str
+    required: Mapping[str, Any]
+    optional: Mapping[str, Any]
+
+
+class BrowserEpisode(Protocol):
+    """The sample's browser episode as the loop uses it (the web benchmarks' `WebEnv`)."""
+
+    trajectory: Any
+    config: Any
+    done: bool
+    elements: bool
+
+    async def observe(self) -> Any: ...
+
+    async def step(self, action: dict[str, Any], thought: str | None = None) -> Any: ...
+
+
+def system_prompt(actions: Iterable[ActionDoc]) -> str:
+    """The loop's system prompt, listing `actions`."""
+    lines = "\n".join(
+        f"- {a.name} {{{', '.join([*a.required, *(k + '?' for k in a.optional)])}}}: {a.doc}" for a in actions
+    )
+    return f"""\
 You are a web browsing agent. You control a browser window of 1280x720 pixels to complete the user's task.
 Every turn you get the task, the current page and your previous steps. Reply with exactly one JSON object:
 {{"thought": "<what you see and what you do next>", "action": {{"name": "<action>", ...arguments}}}}
 Coordinates x and y are percentages of the window width and height (0-100, from the top-left corner).
 Actions:
-{_ACTION_LINES}
+{lines}
 To type into a field, click it first. When the task is done, or you found the answer, use send_msg_to_user
 with msg "[ANSWER] <your answer>". If the task cannot be done, use report_infeasible."""
 
@@ -85,7 +114,7 @@ def to_pixels(action: dict[str, Any], width: int, height: int) -> dict[str, Any]
     return out
 
 
-def _history(env: WebEnv) -> str:
+def _history(env: BrowserEpisode) -> str:
     lines = []
     steps = env.trajectory.steps
     for i, s in enumerate(steps[-MAX_PAST_STEPS:], start=max(0, len(steps) - MAX_PAST_STEPS) + 1):
@@ -100,18 +129,28 @@ def is_text_only(model_name: str) -> bool:
 
 
 @solver
-def molmoweb_agent(observation: str = "auto") -> Solver:
+def molmoweb_agent(
+    episode: BrowserEpisode | None = None, actions: Sequence[ActionDoc] = (), observation: str = "auto"
+) -> Solver:
     """Run the MolmoWeb loop on the sample's browser episode until it ends.
 
     Args:
+        episode: The sample's browser episode (a web benchmark's agent passes it).
+        actions: The actions the episode takes (listed in the system prompt).
         observation: "screenshot" (the protocol), "text" (element list + ARIA for text-only models) or
             "auto" (text for the embedded models, else screenshot).
     """
     if observation not in ("auto", "screenshot", "text"):
         raise ValueError(f"observation must be auto, screenshot or text, got {observation!r}")
+    prompt = system_prompt(actions)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        env = current_env()
+        if episode is None:
+            raise ForgeError(
+                "the molmoweb harness got no browser episode",
+                hint="it runs only inside a web benchmark's task (weblab, webvoyager, online_mind2web)",
+            )
+        env = episode
         model = get_model()
         text = observation == "text" or (observation == "auto" and is_text_only(str(model)))
         env.elements = text
@@ -128,7 +167,7 @@ def molmoweb_agent(observation: str = "auto") -> Solver:
             else:
                 content.append(ContentImage(image=obs.screenshot_data_uri()))
             messages: list[ChatMessage] = [
-                ChatMessageSystem(content=SYSTEM_PROMPT),
+                ChatMessageSystem(content=prompt),
                 ChatMessageUser(content=content),
             ]
             output = await model.generate(messages)
@@ -152,11 +191,7 @@ class MolmoWebHarness(Harness):
     description = "MolmoWeb's JSON-action browser loop (screenshot + text history; percent coordinates)"
     facts = FACTS
 
-    def requirements(self) -> list[str]:
-        from forge_eval.benchmarks.web import browser_requirements
-
-        return browser_requirements()
-
     def agent(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
-        """The loop drives the sample's browser directly; `tools` and `system_prompt` are not used."""
+        """The loop drives the sample's browser (`episode` and `actions` options) directly; `tools` and
+        `system_prompt` are not used. The browser's requirements are the benchmark's."""
         return molmoweb_agent(**options)

@@ -28,7 +28,7 @@ class RunPlan:
             `data_dir` for --data-dir).
         model_args: Model arguments after `check_model` (a placeholder key for local endpoints).
         skipped: Tasks the benchmark cannot run here, task id -> reason.
-        n_total: Tasks in the benchmark, runnable or skipped.
+        n_total: Tasks the run chose, runnable or skipped (one selection with the run's options).
         notes: What was defaulted, for the CLI to print.
     """
 
@@ -90,10 +90,11 @@ def plan_run(spec: RunSpec) -> RunPlan:
         check_model(judge, None, {}, "--judge")
 
     options = _task_options(spec, benchmark)
-    data_options = {k: v for k, v in options.items() if k != "data_dir"}
-    skipped = benchmark.skipped(data_dir, **data_options)
-    n_total = len(benchmark.load(data_dir)) + len(skipped)
+    # One selection, with the task's own options, gives the skipped tasks and the count of chosen ones.
+    selection = benchmark.selection(data_dir, **{k: v for k, v in options.items() if k != "data_dir"})
+    selection.runnable(benchmark.name)  # nothing can run here: stop before anything is created
     resolved = replace(spec, epochs=epochs, judge=judge, data_dir=data_dir)
+    skipped, n_total = dict(selection.skipped), selection.n_total
     return RunPlan(resolved, benchmark, harness, options, model_args, skipped, n_total, tuple(notes))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from forge_eval._errors import ForgeError, UsageError
-from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks import BENCHMARKS, NothingRunnableError
 from forge_eval.benchmarks._acquire import locate_data
 from forge_eval.benchmarks.claweval import (
     CLAW_SERVICES,
@@ -35,6 +36,7 @@ from forge_eval.benchmarks.claweval import (
     task_score,
 )
 from forge_eval.benchmarks.services import ServiceCluster, WorldClient
+from forge_eval.runner import RunSpec, plan_run
 
 DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
 CLAW = DATA / "claweval"
@@ -383,3 +385,45 @@ def test_a_route_the_upstream_mock_lacks_answers_404_as_upstream(tmp_path: Path)
     assert result.error is not None and "HTTP 404" in result.error.message
     meta = sample.scores["claweval_scorer"].metadata
     assert (meta["tool_calls"], meta["tool_errors"]) == (1, 1)
+
+
+def _copy_with_a_multimodal_task(root: Path) -> Path:
+    """A Claw-Eval data copy with T002 (general), a runnable multimodal task (T002's files as M901_mail)
+    and two multimodal tasks that cannot run here (M001, M002)."""
+    tasks = data_root(CLAW) / "tasks"
+    for name in ("T002_email_triage", "M001_clock", "M002_world_clock"):
+        shutil.copytree(tasks / name, root / "tasks" / name)
+    mail = root / "tasks" / "M901_mail"
+    shutil.copytree(tasks / "T002_email_triage", mail)
+    text = (mail / "task.yaml").read_text().replace("T002_email_triage", "M901_mail")
+    (mail / "task.yaml").write_text(text)
+    return root
+
+
+@needs_data
+def test_the_run_counts_the_tasks_of_its_own_subset(tmp_path: Path) -> None:
+    """n_total is the count of the tasks the run chose, runnable or skipped, from one selection with the
+    run's options (it was all runnable tasks of every split plus the subset's skipped ones)."""
+    root = _copy_with_a_multimodal_task(tmp_path / "claw")
+    spec = RunSpec(
+        benchmark="claweval", seeds=(0,), out=tmp_path / "run", judge="qwen-0.5b", data_dir=root,
+        task_options={"subset": "multimodal"},
+    )
+    plan = plan_run(spec)
+    assert plan.n_total == 3 and set(plan.skipped) == {"M001_clock", "M002_world_clock"}
+    bench = BENCHMARKS.get("claweval")
+    assert [s.id for s in bench.load(root, subset="multimodal")] == ["M901_mail"]
+    assert bench.skipped(root, subset="multimodal") == plan.skipped
+
+
+@needs_data
+def test_a_subset_with_nothing_runnable_here_stops_the_run_with_every_reason(tmp_path: Path) -> None:
+    spec = RunSpec(
+        benchmark="claweval", seeds=(0,), out=tmp_path / "run", judge="qwen-0.5b", data_dir=CLAW,
+        task_options={"subset": "multimodal"},
+    )
+    with pytest.raises(NothingRunnableError) as raised:
+        plan_run(spec)
+    assert raised.value.exit_code == 2 and len(raised.value.skipped) == 101
+    assert "none of the 101 chosen claweval tasks can run here" in str(raised.value)
+    assert not (tmp_path / "run").exists()

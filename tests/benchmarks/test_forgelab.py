@@ -14,7 +14,7 @@ from inspect_ai.model import get_model
 
 from forge_eval._errors import ForgeError, UnknownNameError, UsageError
 from forge_eval.benchmarks import BENCHMARKS
-from forge_eval.benchmarks.forgelab import QUICK_SUBSET, TOOL_SPECS, forgelab, load_tasks, select_samples
+from forge_eval.benchmarks.forgelab import QUICK_SUBSET, TOOL_SPECS, forgelab, load_tasks, select_tasks
 from tests.benchmarks._oracle import do_nothing, oracle
 
 TASKS = load_tasks()
@@ -59,7 +59,7 @@ def test_task_set_has_the_required_spread() -> None:
 
 
 def test_sample_metadata_contract() -> None:
-    for sample in select_samples():
+    for sample in select_tasks().samples:
         meta = sample.metadata or {}
         assert set(meta) >= CONTRACT_KEYS, sample.id
         assert all(set(step) == {"id", "tool", "args", "description"} for step in meta["plan"])
@@ -69,21 +69,21 @@ def test_sample_metadata_contract() -> None:
 
 
 def test_quick_subset_spans_categories() -> None:
-    quick = select_samples("quick")
+    quick = select_tasks(subset="quick").samples
     assert [s.id for s in quick] == list(QUICK_SUBSET)
     assert len({s.metadata["category"] for s in quick}) == 5
     assert all(len(s.metadata["plan"]) <= 4 for s in quick)
 
 
 def test_subset_selection_and_errors() -> None:
-    assert {s.metadata["category"] for s in select_samples("refusal")} == {"refusal"}
-    assert {s.metadata["difficulty"] for s in select_samples("hard")} == {"hard"}
-    picked = select_samples(task_ids="kb-retry, contacts-phone")
+    assert {s.metadata["category"] for s in select_tasks(subset="refusal").samples} == {"refusal"}
+    assert {s.metadata["difficulty"] for s in select_tasks(subset="hard").samples} == {"hard"}
+    picked = select_tasks(task_ids="kb-retry, contacts-phone").samples
     assert [s.id for s in picked] == ["kb-retry", "contacts-phone"]
     with pytest.raises(UsageError, match="unknown forgelab subset 'nope'"):
-        select_samples("nope")
+        select_tasks(subset="nope")
     with pytest.raises(UnknownNameError, match="unknown forgelab task 'nope'"):
-        select_samples(task_ids="nope")
+        select_tasks(task_ids="nope")
 
 
 def test_bad_task_data_names_the_task(tmp_path: Path) -> None:

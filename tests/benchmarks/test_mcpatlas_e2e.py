@@ -17,8 +17,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
 
-from forge_eval._errors import ForgeError
-from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks import BENCHMARKS, NothingRunnableError
 from forge_eval.benchmarks.mcpatlas import SERVERS, mcpatlas
 from tests.benchmarks._oracle import USAGE
 from tests.benchmarks.test_mcpatlas import ATLAS, needs_data
@@ -55,10 +54,10 @@ def test_without_seeded_data_every_task_is_skipped_with_each_servers_reason() ->
     assert "cli-mcp-server: reads the files seeded" in skipped[TASK]
     assert "mcp-code-executor: its pinned npm package" in skipped["689bd255c0422b257e7dfcc5"]
     assert "wikipedia: calls live web APIs" in skipped["688ba1b3e95696e72dd93e8d"]
-    with pytest.raises(ForgeError) as raised:
+    with pytest.raises(NothingRunnableError) as raised:
         bench.load(ATLAS)
     message = str(raised.value)
-    assert "none of the 10 chosen MCP-Atlas tasks can run here" in message
+    assert "none of the 10 chosen mcpatlas tasks can run here" in message and raised.value.exit_code == 2
     assert all(task_id in message for task_id in skipped)
 
 
@@ -115,7 +114,7 @@ def test_cli_run_with_no_runnable_task_stops_before_creating_the_run(tmp_path: P
     command = [str(forge), "run", "mcpatlas", "--data-dir", str(ATLAS), "--judge", "qwen-0.5b"]
     command += ["--out", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1, done.stderr[-2000:]
-    assert "none of the 10 chosen MCP-Atlas tasks can run here" in done.stderr
+    assert done.returncode == 2, done.stderr[-2000:]  # nothing runnable here: exit 2, as every benchmark
+    assert "none of the 10 chosen mcpatlas tasks can run here" in done.stderr
     assert all(task_id in done.stderr for task_id in BENCHMARKS.get("mcpatlas").skipped(ATLAS))
     assert not out.exists()  # nothing scored, no run directory left behind

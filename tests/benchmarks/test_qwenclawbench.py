@@ -178,6 +178,6 @@ def test_openclaw_runs_for_the_tasks_timeout_times_the_multiplier(monkeypatch: p
     monkeypatch.setattr(type(openclaw), "solver", fake_solver)
     meta = {"timeout_seconds": 1800}
     state = TaskState(model="mockllm/model", sample_id="t", epoch=1, input="p", messages=[], metadata=meta)
-    asyncio.run(qwenclawbench_agent("openclaw", 1.5)(state, None))  # type: ignore[arg-type]
+    asyncio.run(qwenclawbench_agent(openclaw, 1.5)(state, None))  # type: ignore[arg-type]
     assert seen == [2700.0]
     assert openclaw.timeout_s == 900.0  # the shared registered harness keeps its own default

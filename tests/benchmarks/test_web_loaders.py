@@ -10,9 +10,9 @@ import pytest
 
 from forge_eval._errors import UnknownNameError, UsageError
 from forge_eval.benchmarks.online_mind2web import load_tasks as load_om2w
-from forge_eval.benchmarks.online_mind2web._benchmark import select as select_om2w
+from forge_eval.benchmarks.online_mind2web import select_tasks as select_om2w
 from forge_eval.benchmarks.webvoyager import load_tasks as load_wv
-from forge_eval.benchmarks.webvoyager._benchmark import select as select_wv
+from forge_eval.benchmarks.webvoyager import select_tasks as select_wv
 
 DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
 pytestmark = pytest.mark.skipif(
@@ -34,12 +34,12 @@ def test_webvoyager_both_versions() -> None:
     assert molmo[0].reference == first.reference  # reference answers come with Fara's copy
     arxiv = next(t for t in molmo if "Graph Neural Networks" in t.question and t.site == "ArXiv")
     assert any("2024" in d for d in arxiv.dates)
-    (sample,) = select_wv("fara", "Allrecipes--0", None, str(DATA / "webvoyager"))
+    (sample,) = select_wv(DATA / "webvoyager", "fara", task_ids="Allrecipes--0").samples
     assert sample.input == f"On https://www.allrecipes.com/: {first.question}"
     assert sample.metadata["start_url"] == "about:blank"
-    assert len(select_wv("fara", None, "Apple", str(DATA / "webvoyager"))) == 32
-    with pytest.raises(UnknownNameError, match="Allrecipes"):
-        select_wv("fara", None, "Allrecipe", str(DATA / "webvoyager"))
+    assert len(select_wv(DATA / "webvoyager", "fara", site="Apple").samples) == 32
+    with pytest.raises(UsageError, match="unknown WebVoyager site 'Allrecipe'(?s:.*)Allrecipes"):
+        select_wv(DATA / "webvoyager", "fara", site="Allrecipe")
     with pytest.raises(UnknownNameError, match="fara, molmoweb"):
         load_wv("v3", DATA / "webvoyager")
 
@@ -52,11 +52,11 @@ def test_online_mind2web_both_versions() -> None:
     assert Counter(t.level for t in june) == {"easy": 83, "medium": 143, "hard": 74}
     replaced = next(t for t in nov if t.id == "b7258ee05d75e6c50673a59914db412e_110325")
     assert "Trader Joe's" in replaced.task and replaced.website == "https://www.traderjoes.com/"
-    (sample,) = select_om2w("2025-11", replaced.id, None, str(DATA / "online_mind2web"))
+    (sample,) = select_om2w(DATA / "online_mind2web", "2025-11", task_ids=replaced.id).samples
     assert sample.input == replaced.task and sample.metadata["start_url"] == replaced.website
-    assert len(select_om2w("2025-06", None, "hard", str(DATA / "online_mind2web"))) == 74
+    assert len(select_om2w(DATA / "online_mind2web", "2025-06", level="hard").samples) == 74
     with pytest.raises(UsageError, match="easy, hard, medium"):
-        select_om2w("2025-06", None, "extreme", str(DATA / "online_mind2web"))
+        select_om2w(DATA / "online_mind2web", "2025-06", level="extreme")
 
 
 def test_a_data_dir_without_the_files_is_a_usage_error(tmp_path: Path) -> None:

@@ -161,7 +161,7 @@ def test_what_a_harness_has_is_declared_on_the_base_class():
     assert echo.runs_rollouts is False
     with pytest.raises(ForgeError, match="harness 'echo' cannot run training rollouts"):
         spec = RolloutSpec("r", 0, "echo", {}, "http://127.0.0.1:1/v1", "key", 60.0)
-        echo.rollout_command(spec, Path("/tmp"))
+        echo.rollout_command(spec, Path("/tmp"), None)
     rollouts = {name for name, h in HARNESSES.items() if h.runs_rollouts}
     assert {"react", "codex", "claude-code", "openclaw"} <= rollouts and "molmoweb" not in rollouts
     assert HARNESSES.get("codex").version.startswith("@openai/codex@")

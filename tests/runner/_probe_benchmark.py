@@ -17,7 +17,7 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Scorer, Target, accurac
 from inspect_ai.solver import TaskState
 
 from forge_eval._errors import ForgeError
-from forge_eval.benchmarks import BENCHMARKS, Benchmark, OfficialSettings, RunUsed, task_set
+from forge_eval.benchmarks import BENCHMARKS, Benchmark, OfficialSettings, RunUsed, Selection, task_set
 from forge_eval.harnesses import HARNESSES
 from forge_eval.rundir import ProtocolRecord, Value, element
 
@@ -41,17 +41,17 @@ def probe(seed: int = 0, harness: str = "react", task_ids: str | None = None) ->
     )
 
 
+def _probe_selection(data_dir: Path | None = None, task_ids: str | None = None) -> Selection:
+    return Selection([s for s in _SAMPLES if task_ids is None or s.id in task_ids.split(",")])
+
+
 class ProbeBenchmark(Benchmark):
     name = "probe"
     description = "runner test benchmark"
     official = OfficialSettings(trials=2, pass_threshold=1.0)
     quick_subset = ("six-times-seven",)
-
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        return list(_SAMPLES)
-
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        return probe(seed=seed, harness=harness, **options)
+    select_function = _probe_selection
+    task_function = probe
 
     def protocol(self, run: RunUsed) -> ProtocolRecord:
         """Two elements filled from what the run used (the rest is left unrecorded)."""
@@ -103,6 +103,12 @@ def judged_probe(seed: int = 0, harness: str = "react", data_dir: str = "") -> T
     )
 
 
+def _judged_selection(data_dir: Path | None = None) -> Selection:
+    if data_dir is None:
+        raise ForgeError("judged-probe needs --data-dir")
+    return Selection(*_data_samples(data_dir))
+
+
 class JudgedProbeBenchmark(Benchmark):
     name = "judged-probe"
     description = "runner test benchmark with an LLM judge, external data and skipped tasks"
@@ -114,17 +120,8 @@ class JudgedProbeBenchmark(Benchmark):
         paper_source="a paper, Table 2",
     )
     accepts_data_dir = True
-
-    def load(self, data_dir: Path | None = None) -> list[Sample]:
-        if data_dir is None:
-            raise ForgeError("judged-probe needs --data-dir")
-        return _data_samples(data_dir)[0]
-
-    def skipped(self, data_dir: Path | None = None, **options: Any) -> dict[str, str]:
-        return _data_samples(data_dir)[1] if data_dir else {}
-
-    def task(self, *, seed: int, harness: str, **options: Any) -> Task:
-        return judged_probe(seed=seed, harness=harness, **options)
+    select_function = _judged_selection
+    task_function = judged_probe
 
     def judge_info(self, judge_model: str) -> dict[str, Any]:
         return {

@@ -2,8 +2,9 @@
 `ForgeProxyAgentLoop` as training/configs/agent_loops.yaml instantiates it (`backend: local`), the REAL
 harness (Codex, Claude Code, OpenClaw binaries; react as its Inspect program) in its bubblewrap sandbox,
 the real recording proxy, and a scripted upstream model (the only stand-in: the embedded model is too slow
-for a test's time budget here). The harness's `rollout_command` sets the
-task's world and tools up, forgelab's own checks grade it, and the records become training outputs."""
+for a test's time budget here). The benchmark sets the task's world and tools up, the harness's
+`rollout_command` launches on them, forgelab's own checks grade it, and the records become training
+outputs."""
 
 import asyncio
 import json
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from forge_eval.benchmarks.forgelab import select_samples
-from forge_eval.harnesses import HARNESSES
+from forge_eval._errors import ForgeError, UsageError
+from forge_eval.benchmarks.forgelab import select_tasks
 from forge_eval.proxy import (
     ProxyConfig,
     ScriptedUpstream,
@@ -26,6 +27,7 @@ from forge_eval.proxy import (
 )
 from forge_eval.sandbox import RolloutSpec
 from forge_eval.training.backends import LocalBackend
+from forge_eval.training.rollouts import default_program
 from tests.harnesses._policy import COMMAND, TASK_ID, UNREACHABLE, ForgeToolPolicy, probe_command
 from tests.sandbox._sandboxes import needs_bwrap
 from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
@@ -62,7 +64,7 @@ def test_forgelab_task_as_a_training_rollout(harness: str, tmp_path: Path, monke
             loop = _loop(proxy, monkeypatch)
             assert isinstance(loop.backend, LocalBackend)
             loop.backend.root_dir = tmp_path / "rollouts"
-            [row] = task_rows("forgelab", select_samples(task_ids=TASK_ID), harness=harness)
+            [row] = task_rows("forgelab", select_tasks(task_ids=TASK_ID).samples, harness=harness)
             outputs = asyncio.run(loop.run({"temperature": 1.0}, uid="g1", **row))
         finally:
             proxy.stop()
@@ -88,14 +90,10 @@ def test_forgelab_task_as_a_training_rollout(harness: str, tmp_path: Path, monke
 
 
 def test_task_without_a_benchmark_is_a_clear_error(tmp_path: Path) -> None:
-    from forge_eval._errors import ForgeError, UsageError
-
-    codex = HARNESSES.get("codex")
-
     def spec(task: dict) -> RolloutSpec:
         return RolloutSpec("r", 0, "codex", {"task_id": "x", **task}, "http://h:9", "k", 5)
 
     with pytest.raises(UsageError, match="has no benchmark"):
-        asyncio.run(codex.rollout_command(spec({}), tmp_path))
+        asyncio.run(default_program(spec({}), tmp_path))
     with pytest.raises(ForgeError, match="no rollout_environment"):
-        asyncio.run(codex.rollout_command(spec({"benchmark": "claweval"}), tmp_path))
+        asyncio.run(default_program(spec({"benchmark": "claweval"}), tmp_path))

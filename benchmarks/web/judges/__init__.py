@@ -24,6 +24,7 @@ from forge_eval.benchmarks.web.judges._webjudge import (
 )
 from forge_eval.benchmarks.web.judges._webvoyager import PROMPT_SHA256 as WEBVOYAGER_PROMPT_SHA256
 from forge_eval.benchmarks.web.judges._webvoyager import parse_verdict, webvoyager_judge
+from forge_eval.harnesses import is_text_only
 
 JUDGES: Registry[Callable[[], Scorer]] = Registry("web judge")
 JUDGES.register("webvoyager", lambda: webvoyager_judge())
@@ -41,8 +42,6 @@ def judge_scorers(names: str) -> list[Scorer]:
 
 def judge_info(judge: str, judge_model: str, official_model: str | None) -> dict[str, Any]:
     """What identifies a judge setup in results.json: prompt hash, settings, comparability."""
-    from forge_eval.harnesses.molmoweb import is_text_only
-
     text = is_text_only(judge_model)
     info: dict[str, Any] = {
         "judge": judge,

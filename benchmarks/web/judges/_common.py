@@ -11,7 +11,7 @@ from inspect_ai.model import ContentImage, ContentText, GenerateConfig, Model, g
 
 from forge_eval.benchmarks.web._trajectory import Step, Trajectory
 from forge_eval.benchmarks.web.judges._ocr import ocr, ocr_available
-from forge_eval.harnesses.molmoweb import is_text_only
+from forge_eval.harnesses import is_text_only
 
 #: Inspect model role the judges use (`forge-eval run --judge MODEL` binds it; unbound = the run's model).
 JUDGE_ROLE = "judge"

@@ -15,7 +15,7 @@ from inspect_ai.model import ChatMessageSystem, execute_tools
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
 
-from forge_eval.harnesses import HARNESSES, Harness
+from forge_eval.harnesses._harness import Harness
 
 MAX_TURNS = 20
 
@@ -40,9 +40,8 @@ def atlas_loop(tools: list[Tool], prompt: str = "", max_turns: int = MAX_TURNS) 
 class AtlasLoopHarness(Harness):
     name = "atlas-loop"
     description = "MCP-Atlas v1's loop: every enabled tool each turn, stops at a reply without tool calls"
+    #: Turns per task unless the sample says otherwise (upstream v1's cap).
+    max_turns = MAX_TURNS
 
     def agent(self, *, tools: list[Tool], system_prompt: str, **options: Any) -> Solver:
         return atlas_loop(tools, system_prompt, **options)
-
-
-HARNESSES.register(AtlasLoopHarness.name, AtlasLoopHarness())

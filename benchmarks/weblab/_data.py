@@ -1,4 +1,5 @@
-"""The weblab tasks: prompt, start site, the check (answer or server state) and a scripted oracle.
+"""The weblab tasks: prompt, start site, the check (answer or server state) and a scripted oracle; which
+tasks a run chooses.
 
 Answers are computed from the sites' seeded data, so a change to the data changes the expected answers
 with it. Each task's `oracle` is a short script (see `_oracle.py`) that solves it through the real
@@ -11,6 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspect_ai.dataset import Sample
+
+from forge_eval.benchmarks._selection import Selection, select
+from forge_eval.benchmarks.weblab._sites import SITES
 from forge_eval.benchmarks.weblab._sites.dictionary import ENTRIES
 from forge_eval.benchmarks.weblab._sites.flights import FLIGHTS, Flight
 from forge_eval.benchmarks.weblab._sites.news import STORIES, latest
@@ -535,3 +540,43 @@ TASKS: tuple[WebTask, ...] = (
     *_news_tasks(),
     *_dictionary_tasks(),
 )
+
+BY_ID = {t.id: t for t in TASKS}
+QUICK_SUBSET = ("dict-pos", "wiki-capital", "recipes-calories", "news-latest-business")
+
+
+def task_of(sample_id: str | int | None) -> WebTask:
+    """The weblab task of a sample id (`<task id>` or `<task id>@<variant>`)."""
+    return BY_ID[str(sample_id).split("@")[0]]
+
+
+def to_sample(t: WebTask) -> Sample:
+    site = SITES.get(t.site)
+    return Sample(
+        id=t.id,
+        input=t.prompt,
+        target=list(t.answer) or t.state_doc,
+        metadata={
+            "site": t.site,
+            "kind": t.kind,
+            "difficulty": t.difficulty,
+            "category": t.site,
+            "start_url": site.url,
+            "task": f"On {site.title} ({site.url}): {t.prompt}",
+            "oracle_steps": len(t.oracle),
+        },
+    )
+
+
+def select_tasks(data_dir: None = None, subset: str = "all", task_ids: str | None = None) -> Selection:
+    """The tasks of "all", "quick", a site, a kind (info/action), a difficulty, or listed ids (all run
+    offline; the data is weblab's own, so `data_dir` is always None)."""
+    chosen = select(
+        TASKS,
+        task_ids,
+        subset,
+        what="weblab",
+        subsets={"quick": QUICK_SUBSET},
+        groups=lambda t: (t.site, t.kind, t.difficulty),
+    )
+    return Selection.of(chosen, sample=to_sample)

@@ -1,0 +1,12 @@
+"""Online-Mind2Web's scorer: WebJudge (key points, each screenshot's relevance, outcome)."""
+
+from __future__ import annotations
+
+from inspect_ai.scorer import Scorer
+
+from forge_eval.benchmarks.web.judges import webjudge
+
+
+def online_mind2web_scorer(judge_text: bool = False) -> Scorer:
+    """WebJudge as a scorer (`judge_text`: from ARIA + OCR text instead of screenshots, not comparable)."""
+    return webjudge(text=judge_text)

@@ -1,0 +1,12 @@
+"""WebVoyager's scorer: its LLM judge (task, final answer, last screenshots -> SUCCESS / NOT SUCCESS)."""
+
+from __future__ import annotations
+
+from inspect_ai.scorer import Scorer
+
+from forge_eval.benchmarks.web.judges import webvoyager_judge
+
+
+def webvoyager_scorer(judge_text: bool = False) -> Scorer:
+    """The judge as a scorer (`judge_text`: from ARIA + OCR text instead of screenshots, not comparable)."""
+    return webvoyager_judge(text=judge_text)
