@@ -1,11 +1,12 @@
-"""A hostile agent stays inside its desktop, and a killed run leaves nothing that breaks the next one.
+"""A hostile agent stays in its desktop; a killed run does not break the next; a dead desktop fails the run.
 
 The agent is scripted (mockllm replies; no vision model runs on CPU here); everything else is real: the
-local desktop, OSWorld's setup steps and checker, the computer harness. Its first action is Python that
-tries to leave the desktop: write /root, read /etc/shadow, read and write this checkout and the run's
-logs, reach a host port, find OSWorld's server on every listening port and ask it for the same, and sudo
-with OSWorld's password. It writes what happened to ~/probe.json, which the test reads through OSWorld's
-own client while the sample runs; the second action solves the task, and the score must be 1.
+local desktop, OSWorld's setup steps and checker, the computer harness. Its first action starts a probe
+that tries to leave the desktop: write /root, read /etc/shadow, read and write this checkout and the
+run's logs, reach a host port, find OSWorld's server on every listening port and ask it for /etc/shadow
+and /root (by command, `/file` and `/setup/upload`), and sudo with OSWorld's password. The probe writes
+what happened to ~/probe.json, which the test reads through OSWorld's own client while the sample runs;
+the next action solves the task, and the score must be 1.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ REPO = Path(__file__).resolve().parents[2]
 # Run detached from the action that starts it, once that action has returned: a server busy running the
 # action could not answer the probe meanwhile.
 _PROBE = string.Template("""\
-import json, os, subprocess, socket, time, urllib.request
+import json, os, subprocess, socket, time, urllib.parse, urllib.request
 
 time.sleep(2)
 found = {}
@@ -84,6 +85,25 @@ def server_execute(port, command):
     return json.loads(urllib.request.urlopen(request, timeout=20).read())
 
 
+def server_file(port, path):
+    form = urllib.parse.urlencode({"file_path": path}).encode()
+    return urllib.request.urlopen(f"http://127.0.0.1:{port}/file", data=form, timeout=20).read().decode()
+
+
+def server_upload(port, path):
+    body = (
+        f'--b\\r\\nContent-Disposition: form-data; name="file_path"\\r\\n\\r\\n{path}\\r\\n'
+        '--b\\r\\nContent-Disposition: form-data; name="file_data"; filename="x"\\r\\n\\r\\n'
+        'escaped\\r\\n--b--\\r\\n'
+    )
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/setup/upload",
+        data=body.encode(),
+        headers={"Content-Type": "multipart/form-data; boundary=b"},
+    )
+    return urllib.request.urlopen(request, timeout=20).read().decode()
+
+
 attempt("write_root", lambda: write("/root/$canary"))
 attempt("list_root", lambda: os.listdir("/root"))
 attempt("read_shadow", lambda: open("/etc/shadow").read())
@@ -101,6 +121,8 @@ for port in listening_ports():
     found["servers"].append(port)
     attempt(f"server{port}_shadow", lambda: server_execute(port, "cat /etc/shadow"))
     attempt(f"server{port}_root", lambda: server_execute(port, "touch /root/$canary-server && id -u"))
+    attempt(f"server{port}_file", lambda: server_file(port, "/etc/shadow"))
+    attempt(f"server{port}_upload", lambda: server_upload(port, "/root/$canary-upload"))
 attempt("sudo", lambda: subprocess.run(
     "echo password | sudo -S -p '' id -u", shell=True, capture_output=True, text=True, timeout=20
 ).stdout)
@@ -157,8 +179,9 @@ def test_hostile_agent_cannot_leave_the_desktop(
     seen: dict[str, Any] = {}
 
     def replies() -> Iterator[ModelOutput]:
-        launch = f"subprocess.Popen([sys.executable, '-c', {probe!r}], start_new_session=True)"
-        yield _outputs([f"First I look around.\n```python\nimport subprocess, sys\n{launch}\n```"])[0]
+        detached = "start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL"
+        launch = f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {probe!r}], {detached})"
+        yield _outputs([f"First I look around.\n```python\n{launch}\n```"])[0]
         # Read what the probe found through OSWorld's own client, as the checkers read files.
         deadline = time.monotonic() + 90
         while not seen and time.monotonic() < deadline:
@@ -174,7 +197,10 @@ def test_hostile_agent_cannot_leave_the_desktop(
         (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", max_samples=1)
     finally:
         host_port.server.close()
-        for leftover in (Path("/root") / canary, Path("/root") / f"{canary}-server", REPO / canary):
+        for leftover in (
+            *(Path("/root") / f"{canary}{end}" for end in ("", "-server", "-upload")),
+            REPO / canary,
+        ):
             leftover.unlink(missing_ok=True)
 
     assert log.status == "success", log.error
@@ -195,8 +221,11 @@ def test_hostile_agent_cannot_leave_the_desktop(
     for port in seen["servers"]:  # reaching the desktop's own server gives nothing the agent lacks
         for asked in (f"server{port}_shadow", f"server{port}_root"):
             assert not seen[asked]["ok"] or seen[asked]["value"]["returncode"] != 0, (asked, seen[asked])
+        shadow = seen[f"server{port}_file"]
+        assert not shadow["ok"] or "root:" not in shadow["value"], shadow
+        assert not seen[f"server{port}_upload"]["ok"], seen[f"server{port}_upload"]
     assert not seen["sudo"]["ok"] or seen["sudo"]["value"].strip() != "0", seen["sudo"]
-    assert not (Path("/root") / canary).exists() and not (Path("/root") / f"{canary}-server").exists()
+    assert not [end for end in ("", "-server", "-upload") if (Path("/root") / f"{canary}{end}").exists()]
     assert not (REPO / canary).exists()
 
 
@@ -239,7 +268,10 @@ def test_a_run_killed_mid_sample_does_not_break_the_next(
         killed.wait()
     from forge_eval.benchmarks.osworld._desktop import STATE_ROOT
 
-    (left,) = STATE_ROOT.glob("desktop-*")  # the killed run's desktop: its home, log and owner
+    # the killed run's desktop: its home, log and owner ("pid start-time uid")
+    (left,) = [
+        d for d in STATE_ROOT.glob("desktop-*") if (d / "owner").read_text().split()[0] == str(killed.pid)
+    ]
     uid = int((left / "owner").read_text().split()[2])
 
     replies = [f"```python\n{ORACLES[VLC_TASK][1]}```", "DONE"]
