@@ -12,6 +12,9 @@ from rich.table import Table
 from forge_eval._cli._options import parse_key_values
 from forge_eval._errors import ForgeError
 
+# Measured with bench/quickstart_time.py --deterministic (README, Quick start).
+DETERMINISTIC_COST = "about 2.5x the time (the quick-start run: 33 min against 13 min, one thread, 2 cores)"
+
 
 @click.command()
 @click.argument("benchmark")
@@ -150,10 +153,26 @@ def run(
             f"\nThis was a subset. The full benchmark: forge-eval run {benchmark} --seeds 5 "
             "--epochs 3 --out runs/" + benchmark + "-full"
         )
+    note = variability_note(result.results)
+    if note:
+        click.echo(f"\n{note}")
     if not result.complete:
         raise ForgeError(
             _partial_message(result.errors), "re-run the same command: it runs only what is missing"
         )
+
+
+def variability_note(results: dict) -> str | None:
+    """What a newcomer should know about an embedded model's numbers: they vary between runs."""
+    from forge_eval.models import EMBEDDED_MODELS
+
+    if results["model"] not in EMBEDDED_MODELS or results.get("deterministic"):
+        return None
+    return (
+        f"Note: numbers from the embedded model ({results['model']}) vary between runs of the same command: "
+        "llama.cpp's prompt cache and batching shift its sampling slightly. --deterministic makes them "
+        f"repeatable, at {DETERMINISTIC_COST}."
+    )
 
 
 def _partial_message(errors: tuple[str, ...]) -> str:

@@ -33,7 +33,7 @@ from forge_eval.rundir import (
 )
 from forge_eval.runner._model import ResolvedModel, resolved_model
 from forge_eval.runner._plan import RunPlan, plan_run
-from forge_eval.runner._progress import RunProgress, finished_samples, run_progress
+from forge_eval.runner._progress import RunProgress, error_line, finished_samples, run_progress
 from forge_eval.runner._provenance import git_revision, versions
 from forge_eval.runner._spec import RunSpec
 
@@ -383,7 +383,7 @@ def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
     write_results(spec.out, results)
     write_trials(RunDir(spec.out).trials, table)
     errors = tuple(
-        f"seed {row.seed} task {row.task_id}: {row.error.strip().splitlines()[0][:200]}"
+        f"seed {row.seed} task {row.task_id}: {error_line(row.error)[:200]}"
         for row in table.itertuples()
         if isinstance(row.error, str) and row.error.strip()
     )

@@ -4,7 +4,8 @@ Inspect's live display needs a terminal; without one a run would print nothing u
 slow run could not be told from a hung one. While a `RunProgress` is active, forge-eval prints to
 stderr (so results piped from stdout stay clean) one line when a seed starts and ends, one per
 finished sample (outcome, elapsed, samples done / total, ETA), one per failed model call that Inspect
-retries, and one when a sample has shown no activity for a while (a model call or tool that hangs).
+retries, and, when none of those came for a while, one that names the sample that has been quiet
+longest and what it waits for (a model call or a tool): a hung call shows, a slow run does not spam.
 
 The lines come from Inspect's own hooks (task, sample, event and retry callbacks), not from polling
 the logs; a watcher thread only looks for samples that have gone quiet.
@@ -36,10 +37,21 @@ from inspect_ai.scorer import value_to_float
 
 from forge_eval._status import duration, status
 
-#: A sample with no new event for this long is reported, then again at twice the time, and so on.
+#: After this long without a line the longest-quiet sample is reported, then at twice that, and so on.
 QUIET_AFTER = 60.0
 _WATCH_INTERVAL = 1.0
 _to_float = value_to_float()
+
+
+def error_line(message: str) -> str:
+    """A sample's error in one line: its first, except for Inspect's ModelGenerateError, whose message
+    is the whole failed request with the provider's own error at the end."""
+    wrapped = message.startswith("ModelGenerateError(")
+    text = message.replace("\\\\n", "\n").replace("\\n", "\n").replace("\\", "")
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return "error"
+    return lines[-1].removesuffix("')") if wrapped else lines[0]
 
 
 @dataclass
@@ -50,7 +62,6 @@ class _Sample:
     task_id: str
     epoch: int
     last_event: float
-    next_report: float
     waiting_on_tool: bool = False
 
 
@@ -90,6 +101,8 @@ class RunProgress:
         self._seed_started: dict[str, float] = {}
         self._tally: dict[str, dict[str, int]] = {}
         self._running: dict[str, _Sample] = {}  # sample uuid -> what the watcher needs
+        self._last_news = self.started
+        self._next_heartbeat = QUIET_AFTER
         self._lock = threading.Lock()
 
     # -- what the hooks report ---------------------------------------------------------------------
@@ -113,9 +126,7 @@ class RunProgress:
     def sample_started(self, uuid: str, eval_id: str, task_id: str, epoch: int) -> None:
         with self._lock:
             now = self.clock()
-            self._running[uuid] = _Sample(
-                self._seeds.get(eval_id), task_id, epoch, now, next_report=QUIET_AFTER
-            )
+            self._running[uuid] = _Sample(self._seeds.get(eval_id), task_id, epoch, now)
 
     def sample_event(self, uuid: str, event: Any) -> None:
         with self._lock:
@@ -123,7 +134,6 @@ class RunProgress:
             if sample is None:
                 return
             sample.last_event = self.clock()
-            sample.next_report = QUIET_AFTER
             # a tool runs between its span's begin and end; anything else is followed by a model call
             sample.waiting_on_tool = isinstance(event, SpanBeginEvent) and event.type == "tool"
             if isinstance(event, ModelEvent):
@@ -150,7 +160,6 @@ class RunProgress:
             sample = self._running.get(uuid) if uuid else None
             if sample is not None:  # reported here: the quiet clock starts again
                 sample.last_event = self.clock()
-                sample.next_report = QUIET_AFTER
             who = self._who(sample.seed, sample.task_id, sample.epoch) if sample else self.benchmark
         cause = retry.exception_type or "error"
         if retry.status_code is not None:
@@ -161,21 +170,23 @@ class RunProgress:
         )
 
     def check_quiet(self) -> None:
-        """Report samples that have shown nothing new for `QUIET_AFTER` s (again at 2x, 4x, ...)."""
+        """When no line came for `QUIET_AFTER` s (then 2x, 4x, ...), name the sample quiet longest
+        (if it has been quiet that long too: one that has just started waits for nothing yet)."""
         now = self.clock()
-        lines = []
         with self._lock:
-            for sample in self._running.values():
-                quiet = now - sample.last_event
-                if quiet < sample.next_report:
-                    continue
-                sample.next_report *= 2
-                what = "a tool call has run" if sample.waiting_on_tool else "no answer from the model"
-                lines.append(
-                    f"{self._who(sample.seed, sample.task_id, sample.epoch)}: {what} for {duration(quiet)}"
-                )
-        for line in lines:
-            self._print(line + " (still waiting)")
+            silent = now - self._last_news
+            sample = min(self._running.values(), key=lambda s: s.last_event, default=None)
+            if sample is None or silent < self._next_heartbeat or now - sample.last_event < QUIET_AFTER:
+                return
+            self._next_heartbeat = 2 * silent
+            who = self._who(sample.seed, sample.task_id, sample.epoch)
+            waits = "a tool call" if sample.waiting_on_tool else "the model"
+            running = len(self._running)
+        self._print(
+            f"{who}: waiting {duration(now - sample.last_event)} for {waits} "
+            f"({running} sample{'s' if running > 1 else ''} running, nothing new for {duration(silent)})",
+            news=False,
+        )
 
     # -- formatting --------------------------------------------------------------------------------
 
@@ -189,8 +200,7 @@ class RunProgress:
 
     def _outcome(self, sample: EvalSample) -> tuple[str, str]:
         if sample.error is not None:
-            first = sample.error.message.strip().splitlines()[0] if sample.error.message.strip() else "error"
-            return f"error ({first[:120]})", "errored"
+            return f"error ({error_line(sample.error.message)[:160]})", "errored"
         limit = f", {sample.limit.type} limit reached" if sample.limit is not None else ""
         if not sample.scores:
             return f"not scored{limit}", "failed"
@@ -199,7 +209,12 @@ class RunProgress:
             return f"passed{limit}", "passed"
         return f"failed (score {score:.2f}{limit})", "failed"
 
-    def _print(self, line: str) -> None:
+    def _print(self, line: str, news: bool = True) -> None:
+        """Print a line; `news` (all but the quiet-sample line) restarts the quiet clock."""
+        if news:
+            with self._lock:
+                self._last_news = self.clock()
+                self._next_heartbeat = QUIET_AFTER
         status(line, self.stream)
 
 

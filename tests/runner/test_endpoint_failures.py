@@ -136,3 +136,19 @@ def test_a_model_argument_inspect_sets_itself_is_named_as_such(tmp_path, monkeyp
         result = _invoke("probe", *args, "--out", str(tmp_path / "r"))
     assert isinstance(result.exception, UsageError)
     assert str(result.exception).startswith("-M timeout is set by Inspect itself for openai-api/rec/m")
+
+
+def test_a_partial_run_exits_1_naming_the_first_failed_sample(tmp_path, monkeypatch):
+    monkeypatch.setenv("REC_API_KEY", "test")
+    monkeypatch.setenv("INSPECT_DISPLAY", "none")
+    out = tmp_path / "run"
+    with recording_server(fail_if_contains=["Say 42."]) as (url, _seen):
+        args = ["probe", "--seeds", "1", "--epochs", "1", "--model", "openai-api/rec/m"]
+        result = _invoke(*args, "--model-base-url", url, "--out", str(out))
+    assert isinstance(result.exception, ForgeError) and result.exception.exit_code == 1, result.output
+    assert result.exception.message == (
+        "the run is partial: 1 samples failed; first: seed 0 task forty-two: "
+        "BadRequestError('Error code: 400 - injected failure')"
+    )
+    assert result.exception.hint == "re-run the same command: it runs only what is missing"
+    assert "success_rate" in result.output  # the headline of what finished comes first
