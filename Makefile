@@ -12,13 +12,22 @@ RUN_DIR ?= runs/quickstart
 # Extra options for the quick-start run (bench/quickstart_time.py times it with --deterministic).
 RUN_ARGS ?=
 
-.PHONY: run test setup lint
+.PHONY: run test test-fast lint-imports setup lint
 
 run: $(STAMP) $(MODEL_STAMP)
 	$(VENV)/bin/forge-eval run forgelab --seeds 2 --epochs 1 --quick --out $(RUN_DIR) $(RUN_ARGS)
 
-test: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP)
+# The full suite (what CI runs, `bash .ci/run`): the layer contracts, then every test.
+test: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP) lint-imports
 	$(VENV)/bin/pytest
+
+# The inner loop: the layer contracts and every test but the end-to-end, slow, real-harness and veRL ones.
+test-fast: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP) lint-imports
+	$(VENV)/bin/pytest -m "not e2e and not slow and not harness and not verl"
+
+# import-linter's contracts in pyproject.toml, on the package as installed (see the script).
+lint-imports: $(STAMP)
+	$(PY) scripts/lint_imports.py
 
 setup: $(STAMP) $(MODEL_STAMP)
 

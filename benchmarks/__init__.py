@@ -4,9 +4,17 @@ The kit: `Benchmark` (the interface every benchmark's entry implements), `select
 `Selection` and `NothingRunnableError` (which tasks a run chooses and which of them can run here),
 `benchmark_task` and `sample_agent` (the tail of every Inspect task), `JudgeSetup` and `ModelJudge` (the
 LLM judge), `DataSource` and `locate_data` (official data at a pinned revision). Each benchmark package
-registers itself when imported.
+registers itself when imported; this package imports them all, so `BENCHMARKS` holds every one.
 """
 
+import forge_eval.benchmarks.claweval
+import forge_eval.benchmarks.forgelab
+import forge_eval.benchmarks.mcpatlas
+import forge_eval.benchmarks.online_mind2web
+import forge_eval.benchmarks.osworld
+import forge_eval.benchmarks.qwenclawbench
+import forge_eval.benchmarks.weblab
+import forge_eval.benchmarks.webvoyager  # noqa: F401  (each registers itself)
 from forge_eval.benchmarks._acquire import DataSource, locate_data
 from forge_eval.benchmarks._benchmark import (
     BENCHMARKS,

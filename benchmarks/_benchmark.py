@@ -235,20 +235,9 @@ class Benchmark:
         return ProtocolRecord(elements=elements, pending=self.protocol_pending)
 
 
-def _load() -> None:
-    # Importing a benchmark package registers it.
-    import forge_eval.benchmarks.claweval  # noqa: F401
-    import forge_eval.benchmarks.forgelab  # noqa: F401
-    import forge_eval.benchmarks.mcpatlas  # noqa: F401
-    import forge_eval.benchmarks.online_mind2web  # noqa: F401
-    import forge_eval.benchmarks.osworld  # noqa: F401
-    import forge_eval.benchmarks.qwenclawbench  # noqa: F401
-    import forge_eval.benchmarks.weblab  # noqa: F401
-    import forge_eval.benchmarks.webvoyager  # noqa: F401
-
-
-#: Every benchmark by name; each benchmark package registers its entry when imported.
-BENCHMARKS: Registry[Benchmark] = Registry("benchmark", _load)
+#: Every benchmark by name; each benchmark package registers its entry when imported, and importing
+#: `forge_eval.benchmarks` imports them all.
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
 
 
 def _accepted(function: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:

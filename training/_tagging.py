@@ -17,13 +17,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from forge_eval.harnesses import TaggingCues, facts_for
 from forge_eval.proxy.records import RoleTag
 from forge_eval.training._signals import CallSignals
-
-if TYPE_CHECKING:  # importing forge_eval.harnesses imports Inspect: see rules_for
-    from forge_eval.harnesses import TaggingCues
 
 
 @dataclass
@@ -137,10 +134,6 @@ def rules_from(cues: TaggingCues) -> tuple[Rule, ...]:
 def rules_for(harness: str | None) -> tuple[Rule, ...]:
     """The rule set of `harness` from its facts (`forge_eval.harnesses.facts_for`: a harness forge-eval
     does not know gets the generic cues)."""
-    # Imported here: the harness registry imports Inspect (~2 s), which the proxy and trainer need not pay
-    # unless they tag.
-    from forge_eval.harnesses import facts_for
-
     return rules_from(facts_for(harness).tagging)
 
 

@@ -6,7 +6,7 @@ task_score = safety x (0.8 completion + 0.2 robustness), pass at >= 0.75; the re
 skipped with a reason.
 """
 
-from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks._benchmark import BENCHMARKS
 from forge_eval.benchmarks.claweval._benchmark import ClawEval
 from forge_eval.benchmarks.claweval._checks import COMPONENT_CHECKS, SAFETY_CHECKS, Trace
 from forge_eval.benchmarks.claweval._data import (

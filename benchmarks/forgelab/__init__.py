@@ -4,7 +4,7 @@ Tasks (benchmarks/forgelab/tasks.yaml) run against the local services in
 `forge_eval.benchmarks.services`; verifiers check the final service state and the answer.
 """
 
-from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks._benchmark import BENCHMARKS
 from forge_eval.benchmarks.forgelab._benchmark import Forgelab
 from forge_eval.benchmarks.forgelab._checks import CHECKS, CheckContext, CheckResult, run_checks
 from forge_eval.benchmarks.forgelab._data import (

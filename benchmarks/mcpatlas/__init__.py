@@ -1,7 +1,7 @@
 """MCP-Atlas (scaleapi/mcp-atlas v1 @ b290e67): task rows, the 89-task rule, real MCP servers over
 stdio in upstream's loop, per-claim judge scoring."""
 
-from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks._benchmark import BENCHMARKS
 from forge_eval.benchmarks.mcpatlas._benchmark import McpAtlas
 from forge_eval.benchmarks.mcpatlas._claims import ClaimResult, judge_claims
 from forge_eval.benchmarks.mcpatlas._data import SOURCE, AtlasTask, claims_of, load_file, parse_row, task_file

@@ -16,6 +16,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks._acquire import DataSource, locate_data
 
@@ -119,8 +121,6 @@ def parse_row(row: dict[str, Any], where: str) -> AtlasTask:
 def load_file(path: Path) -> tuple[AtlasTask, ...]:
     """Tasks of one CSV or parquet file, in file order."""
     if path.suffix == ".parquet":
-        import pandas as pd
-
         rows = pd.read_parquet(path).to_dict(orient="records")
     else:
         csv.field_size_limit(sys.maxsize)  # trajectories are long JSON texts

@@ -2,7 +2,7 @@
 judged by WebJudge (key points, screenshot relevance, outcome). Needs the live web; offline,
 `forge-eval run online_mind2web` exits 2 with a message."""
 
-from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks._benchmark import BENCHMARKS
 from forge_eval.benchmarks.online_mind2web._benchmark import OFFICIAL_JUDGE, OnlineMind2Web
 from forge_eval.benchmarks.online_mind2web._data import (
     REVISED_SUFFIX,

@@ -7,7 +7,7 @@ in a bubblewrap sandbox as a throw-away uid: the agent's actions cannot reach th
 cannot run are listed as skipped with their reason.
 """
 
-from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks._benchmark import BENCHMARKS
 from forge_eval.benchmarks.osworld._benchmark import OSWorld
 from forge_eval.benchmarks.osworld._client import DesktopClient
 from forge_eval.benchmarks.osworld._data import SOURCE, OSWorldTask, data_root, load_tasks

@@ -6,7 +6,7 @@ hybrid (w_a s_auto + w_l s_llm 1[s_auto >= 0.75]) / (w_a + w_l) with upstream's 
 the benchmark score the mean over tasks of the mean over 3 runs.
 """
 
-from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks._benchmark import BENCHMARKS
 from forge_eval.benchmarks.qwenclawbench._benchmark import QwenClawBench
 from forge_eval.benchmarks.qwenclawbench._data import (
     SKIP_RULES,

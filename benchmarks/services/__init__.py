@@ -7,7 +7,7 @@ over free-form JSON records (benchmarks that bring their own fixtures, e.g. Claw
 """
 
 from forge_eval.benchmarks.services import _tools  # noqa: F401  (registers the tools)
-from forge_eval.benchmarks.services._app import WORLD_HEADER, Call, Endpoint, Service
+from forge_eval.benchmarks.services._app import DEFAULT_WORLD, WORLD_HEADER, Call, Endpoint, Service
 from forge_eval.benchmarks.services._client import ServiceError, WorldClient, bind_world, bound_world
 from forge_eval.benchmarks.services._cluster import ServiceCluster, ServiceStartError
 from forge_eval.benchmarks.services._collection import Alias, CollectionService, CollectionState, Op
@@ -16,6 +16,7 @@ from forge_eval.benchmarks.services._servers import SERVICES
 from forge_eval.benchmarks.services._toolspec import TOOL_SPECS, ToolSpec, tools_for
 
 __all__ = [
+    "DEFAULT_WORLD",
     "SERVICES",
     "Alias",
     "Call",

@@ -8,7 +8,7 @@ browser (`run_oracle`). Judges can run beside the verifier (`-T judges=webvoyage
 how often LLM judges agree with ground truth.
 """
 
-from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks._benchmark import BENCHMARKS
 from forge_eval.benchmarks.weblab._agreement import (
     Agreement,
     agreement_from_log,

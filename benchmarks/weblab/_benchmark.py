@@ -22,7 +22,8 @@ class Weblab(Benchmark):
     def requirements(self) -> list[str]:
         missing = browser_requirements()
         try:
-            import multipart  # noqa: F401  (the sites' form parsing)
+            # optional dependency (the `web` extra): python-multipart, the sites' form parsing
+            import multipart  # noqa: F401
         except ImportError:
             missing.append("the weblab sites need python-multipart: pip install 'forge-eval[web]'")
         return missing

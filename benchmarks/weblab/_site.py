@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from forge_eval.benchmarks.services._app import DEFAULT_WORLD, WORLD_HEADER
+from forge_eval.benchmarks.services import DEFAULT_WORLD, WORLD_HEADER
 
 _CSS = """body{font:15px/1.45 Arial,Helvetica,sans-serif;margin:0;color:#222;background:#fafafa}
 header{background:var(--brand);color:#fff;padding:10px 24px;display:flex;gap:24px;align-items:center}

@@ -2,7 +2,7 @@
 and judged by WebVoyager's LLM judge (task, final answer, last screenshots). Needs the live web; offline,
 `forge-eval run webvoyager` exits 2 with a message."""
 
-from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.benchmarks._benchmark import BENCHMARKS
 from forge_eval.benchmarks.web._live import DEFAULT_MAX_STEPS
 from forge_eval.benchmarks.webvoyager._benchmark import OFFICIAL_JUDGE, WebVoyager
 from forge_eval.benchmarks.webvoyager._data import (

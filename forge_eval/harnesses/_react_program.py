@@ -20,6 +20,7 @@ from inspect_ai.model import get_model
 from inspect_ai.tool import Tool, ToolDef, ToolError, ToolParams
 
 from forge_eval.harnesses._external import POLICY_MODEL
+from forge_eval.harnesses._react import ReactHarness
 
 _TOOL_TIMEOUT_S = 120.0
 
@@ -41,8 +42,6 @@ def remote_tool(url: str, schema: dict[str, Any]) -> Tool:
 
 
 async def main(spec_path: Path) -> int:
-    from forge_eval.harnesses._react import ReactHarness
-
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
     url = os.environ["FORGE_TOOLS_URL"]
     async with httpx.AsyncClient(timeout=_TOOL_TIMEOUT_S) as client:

@@ -11,14 +11,14 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import forge_eval
+
 
 @functools.cache
 def package_folders() -> tuple[Path, ...]:
     """The folders forge_eval's code is imported from: its own, and each folder beside it that imports as
     `forge_eval.<name>` (an editable install's package-dir mapping). Empty for a regular install (the
     package is inside the virtualenv)."""
-    import forge_eval
-
     own = Path(forge_eval.__file__).resolve().parent
     if own.is_relative_to(Path(sys.prefix).resolve()):
         return ()

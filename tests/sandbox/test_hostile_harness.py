@@ -36,7 +36,7 @@ from forge_eval.harnesses._workspace import Workspace
 from forge_eval.proxy import ScriptedUpstream, read_calls, serve_in_thread
 from forge_eval.sandbox import RolloutCommand, RolloutSpec, SandboxResult, Verdict, python_ro_binds
 from forge_eval.training.backends import LocalBackend
-from tests.benchmarks._oracle import USAGE
+from tests.benchmarks.forgelab._oracle import USAGE
 from tests.sandbox._sandboxes import http_server, needs_bwrap
 
 pytestmark = needs_bwrap

@@ -142,6 +142,7 @@ class _Pod:
 
 def _client(api_client: Any, kubeconfig: str | None, context: str | None) -> Any:
     try:
+        # optional dependency (the `k8s` extra): imported where the backend uses it
         from kubernetes import client, config
     except ImportError:
         raise ForgeError(
@@ -240,6 +241,7 @@ class KubernetesBackend(RolloutBackend):
 
     def pod_manifest(self, spec: RolloutSpec, name: str, argv: list[str], env: Mapping[str, str]) -> Any:
         """The V1Pod of one rollout attempt."""
+        # optional dependency (the `k8s` extra): imported where the backend uses it
         from kubernetes import client
 
         group = spec.group or str(spec.task.get("task_id") or spec.rollout_id)
@@ -309,6 +311,7 @@ class KubernetesBackend(RolloutBackend):
 
     async def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """One blocking client call off the event loop; API errors become messages."""
+        # optional dependency (the `k8s` extra): imported where the backend uses it
         from kubernetes.client.exceptions import ApiException
 
         try:
@@ -419,6 +422,7 @@ class KubernetesBackend(RolloutBackend):
     async def _delete(self, pod: _Pod) -> None:
         if pod.deleted:
             return
+        # optional dependency (the `k8s` extra): imported where the backend uses it
         from kubernetes.client.exceptions import ApiException
 
         try:

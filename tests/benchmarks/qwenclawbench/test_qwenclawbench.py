@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -32,14 +31,9 @@ from forge_eval.benchmarks.qwenclawbench import (
     weights,
 )
 
-DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
-QCB = DATA / "qwenclawbench"
-needs_data = pytest.mark.skipif(not QCB.is_dir(), reason=f"shared QwenClawBench data not found at {QCB}")
 
-
-@needs_data
-def test_all_100_tasks_parse_with_the_published_categories() -> None:
-    tasks = load_tasks(data_root(QCB))
+def test_all_100_tasks_parse_with_the_published_categories(qwenclawbench_data: Path) -> None:
+    tasks = load_tasks(data_root(qwenclawbench_data))
     assert len(tasks) == 100
     assert Counter(t.category for t in tasks) == {
         "Workflow and Agent Orchestration": 21,
@@ -59,12 +53,11 @@ def test_all_100_tasks_parse_with_the_published_categories() -> None:
     assert pairs[(("automated", 0.5), ("llm_judge", 0.5))] == 21
 
 
-@needs_data
-def test_skips_name_external_dependencies_and_left_out_files() -> None:
-    skipped = BENCHMARKS.get("qwenclawbench").skipped(QCB)
+def test_skips_name_external_dependencies_and_left_out_files(qwenclawbench_data: Path) -> None:
+    skipped = BENCHMARKS.get("qwenclawbench").skipped(qwenclawbench_data)
     assert any("feishu" in r for r in skipped.values()) and any("web" in r for r in skipped.values())
     assert any("not in this data copy" in r for r in skipped.values())
-    assert len(BENCHMARKS.get("qwenclawbench").load(QCB)) == 100 - len(skipped)
+    assert len(BENCHMARKS.get("qwenclawbench").load(qwenclawbench_data)) == 100 - len(skipped)
 
 
 def test_front_matter_regex_keeps_dashes_in_the_body(tmp_path: Path) -> None:
@@ -109,9 +102,8 @@ def test_judge_total_fallbacks() -> None:
     assert judge_total({"score": 1.4}) == 1.0 and judge_total({}) == 0.0
 
 
-@needs_data
-def test_real_grade_code_scores_a_staged_workspace(tmp_path: Path) -> None:
-    root = data_root(QCB)
+def test_real_grade_code_scores_a_staged_workspace(qwenclawbench_data: Path, tmp_path: Path) -> None:
+    root = data_root(qwenclawbench_data)
     task = next(t for t in load_tasks(root) if t.task_id.startswith("task_00036"))
     stage_workspace_present(root, task, tmp_path)
     size = (tmp_path / "downloads/annual_sales_report_2024.csv").stat().st_size
@@ -148,12 +140,11 @@ def test_broken_grade_code_scores_zero_with_a_reason(tmp_path: Path) -> None:
     assert outcome.scores == {} and "boom" in outcome.error
 
 
-@needs_data
-def test_task_refuses_a_harness_without_a_workspace_and_unknown_ids() -> None:
+def test_task_refuses_a_harness_without_a_workspace_and_unknown_ids(qwenclawbench_data: Path) -> None:
     with pytest.raises(UsageError, match=r"(?s)'react' does not.*--harness openclaw"):
-        qwenclawbench(harness="react", data_dir=str(QCB))
+        qwenclawbench(harness="react", data_dir=str(qwenclawbench_data))
     with pytest.raises(ForgeError, match="task_99999"):
-        qwenclawbench(task_ids="task_99999", data_dir=str(QCB))
+        qwenclawbench(task_ids="task_99999", data_dir=str(qwenclawbench_data))
     assert BENCHMARKS.get("qwenclawbench").requirements() == []
 
 

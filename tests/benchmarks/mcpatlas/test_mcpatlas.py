@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +24,9 @@ from forge_eval.benchmarks.mcpatlas import (
     trajectory_servers,
 )
 
-DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
-ATLAS = DATA / "mcpatlas"
-needs_data = pytest.mark.skipif(not ATLAS.is_dir(), reason=f"shared MCP-Atlas data not found at {ATLAS}")
 
-
-@needs_data
-def test_sample_csv_loads_all_10_tasks_and_all_pass_the_paper_rule() -> None:
-    tasks = load_file(task_file(ATLAS))
+def test_sample_csv_loads_all_10_tasks_and_all_pass_the_paper_rule(mcpatlas_data: Path) -> None:
+    tasks = load_file(task_file(mcpatlas_data))
     assert len(tasks) == 10 and len({t.task_id for t in tasks}) == 10
     assert all(10 <= len(t.enabled_tools) <= 25 for t in tasks)
     assert all(2 <= len(t.claims) <= 7 for t in tasks)
@@ -42,10 +36,9 @@ def test_sample_csv_loads_all_10_tasks_and_all_pass_the_paper_rule() -> None:
     assert len(paper_subset(tasks)) == 10  # benchmarks.md: all 10 sample tasks pass the rule
 
 
-@needs_data
-def test_parquet_gives_the_same_tasks(tmp_path: Path) -> None:
-    csv_tasks = load_file(task_file(ATLAS))
-    frame = pd.read_csv(task_file(ATLAS))
+def test_parquet_gives_the_same_tasks(mcpatlas_data: Path, tmp_path: Path) -> None:
+    csv_tasks = load_file(task_file(mcpatlas_data))
+    frame = pd.read_csv(task_file(mcpatlas_data))
     frame["ENABLED_TOOLS"] = frame["ENABLED_TOOLS"].map(json.loads)  # parquet holds decoded lists
     (tmp_path / "data").mkdir()
     path = tmp_path / "data" / "tasks.parquet"

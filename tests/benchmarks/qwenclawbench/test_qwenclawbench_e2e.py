@@ -9,7 +9,6 @@ tool editing them, the workspace and conversation handed back, the task's own `g
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +24,6 @@ from forge_eval.harnesses import harness_settings
 from forge_eval.proxy import ScriptedPolicy, ScriptedUpstream, serve_in_thread
 from forge_eval.proxy._scripted import _tool_turn
 
-DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
-QCB = DATA / "qwenclawbench"
 #: Its grade() only reads the workspace: the subagent limits in .openclaw/openclaw.json and SKILL.md.
 TASK_ID = "task_00010_openclaw_subtask_isolation_configuration_skill"
 EDIT = """python3 - <<'PY'
@@ -45,7 +42,6 @@ JUDGE_TOTAL = 0.5
 pytestmark = [
     pytest.mark.harness,
     pytest.mark.slow,
-    pytest.mark.skipif(not QCB.is_dir(), reason=f"shared QwenClawBench data not found at {QCB}"),
 ]
 
 
@@ -72,7 +68,7 @@ def scripted_policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
-    scripted_policy: str, tmp_path: Path
+    qwenclawbench_data: Path, scripted_policy: str, tmp_path: Path
 ) -> None:
     verdict = json.dumps({"scores": {"accuracy": JUDGE_TOTAL}, "total": JUDGE_TOTAL, "notes": "scripted"})
     output = ModelOutput.from_content("mockllm/model", verdict)
@@ -80,7 +76,7 @@ def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
     judge = get_model("mockllm/model", custom_outputs=[output])
     with harness_settings(records_dir=tmp_path / "records", sandbox=True):
         [log] = inspect_eval(
-            qwenclawbench(harness="openclaw", task_ids=TASK_ID, data_dir=str(QCB)),
+            qwenclawbench(harness="openclaw", task_ids=TASK_ID, data_dir=str(qwenclawbench_data)),
             model="openai-api/scripted/scripted-policy",
             model_base_url=f"{scripted_policy}/v1",
             model_roles={"judge": judge},

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 from collections import Counter
 from pathlib import Path
@@ -38,9 +37,6 @@ from forge_eval.benchmarks.claweval import (
 from forge_eval.benchmarks.services import ServiceCluster, WorldClient
 from forge_eval.runner import RunSpec, plan_run
 
-DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
-CLAW = DATA / "claweval"
-needs_data = pytest.mark.skipif(not CLAW.is_dir(), reason=f"shared Claw-Eval data not found at {CLAW}")
 USAGE = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
 
 
@@ -49,11 +45,13 @@ def _out(output: ModelOutput) -> ModelOutput:
     return output
 
 
-def _run_task(task_id: str, outputs: Any, tmp_path: Path, judge: Any = None, **task_args: Any) -> Any:  # noqa: ANN401
+def _run_task(
+    data: Path, task_id: str, outputs: Any, tmp_path: Path, judge: Any = None, **task_args: Any
+) -> Any:
     """One Claw-Eval task through Inspect with a scripted agent (and judge, when given): its log."""
     roles = {"judge": get_model("mockllm/model", custom_outputs=judge)} if judge is not None else None
     (log,) = inspect_eval(
-        claweval(task_ids=task_id, data_dir=str(CLAW), **task_args),
+        claweval(task_ids=task_id, data_dir=str(data), **task_args),
         model=get_model("mockllm/model", custom_outputs=outputs),
         model_roles=roles,
         display="none",
@@ -78,9 +76,8 @@ class ScriptedJudge:
 # -- loader ---------------------------------------------------------------------------------------
 
 
-@needs_data
-def test_all_300_tasks_parse_with_the_published_counts() -> None:
-    tasks = load_tasks(data_root(CLAW))
+def test_all_300_tasks_parse_with_the_published_counts(claweval_data: Path) -> None:
+    tasks = load_tasks(data_root(claweval_data))
     assert len(tasks) == 300
     assert Counter(t.split for t in tasks) == {"general": 161, "multimodal": 101, "multi_turn": 38}
     assert Counter(t.language for t in tasks) == {"en": 179, "zh": 121}
@@ -91,23 +88,21 @@ def test_all_300_tasks_parse_with_the_published_counts() -> None:
     assert (timeouts[600], timeouts[300], timeouts[900], timeouts[1800]) == (151, 67, 51, 14)
 
 
-@needs_data
-def test_skipped_tasks_have_reasons_and_web_real_is_never_run() -> None:
-    root = data_root(CLAW)
+def test_skipped_tasks_have_reasons_and_web_real_is_never_run(claweval_data: Path) -> None:
+    root = data_root(claweval_data)
     reasons = {t.task_id: skip_reason(root, t) for t in load_tasks(root)}
     web_real = [i for i, r in reasons.items() if r and "web_real" in r]
     assert len(web_real) == 63  # 62 web_real + 1 web_real_injection
     runnable = [i for i, r in reasons.items() if r is None]
     assert len(runnable) == 116 and all(i.startswith("T") for i in runnable)
     assert sum("officeqa" in i or "paper_review" in i for i in runnable) == 11  # the OCR tasks
-    skipped = BENCHMARKS.get("claweval").skipped(CLAW)
+    skipped = BENCHMARKS.get("claweval").skipped(claweval_data)
     assert set(skipped) == {i for i, r in reasons.items() if r} and all(skipped.values())
 
 
-@needs_data
-def test_data_dir_accepts_benchmark_folder_and_upstream_root(tmp_path: Path) -> None:
-    upstream = CLAW / "claw-eval_9365e1a"
-    assert data_root(CLAW) == data_root(upstream) == upstream
+def test_data_dir_accepts_benchmark_folder_and_upstream_root(claweval_data: Path, tmp_path: Path) -> None:
+    upstream = claweval_data / "claw-eval_9365e1a"
+    assert data_root(claweval_data) == data_root(upstream) == upstream
     with pytest.raises(UsageError, match="holds no claweval data"):
         data_root(tmp_path)
 
@@ -179,9 +174,8 @@ def test_pass_hat_and_pass_at_three_pad_missing_trials() -> None:
     assert summary.avg_score == pytest.approx(expected_avg)
 
 
-@needs_data
-def test_components_and_safety_on_a_real_task() -> None:
-    root = data_root(CLAW)
+def test_components_and_safety_on_a_real_task(claweval_data: Path) -> None:
+    root = data_root(claweval_data)
     task = next(t for t in load_tasks(root) if t.task_id == "T002_email_triage")
     # tool_usage 0.3 (listed), categorization 0.5 (2 of 3 categories named), summary 0.2 (too short)
     trace = Trace(
@@ -199,9 +193,8 @@ def test_components_and_safety_on_a_real_task() -> None:
     assert asyncio.run(grade(trace)).value == 0.0
 
 
-@needs_data
-def test_weights_not_summing_to_one_are_normalised_and_judge_is_used() -> None:
-    root = data_root(CLAW)
+def test_weights_not_summing_to_one_are_normalised_and_judge_is_used(claweval_data: Path) -> None:
+    root = data_root(claweval_data)
     task = next(t for t in load_tasks(root) if t.task_id == "T019zh_inventory_check")
     weights = [c.weight for c in task.scoring_components]
     judge = ScriptedJudge(score=0.5)
@@ -216,9 +209,8 @@ def test_weights_not_summing_to_one_are_normalised_and_judge_is_used() -> None:
     assert len([p for p in judge.prompts if "Criterion to grade" in p]) == len(judged)
 
 
-@needs_data
-def test_word_only_safety_rule_asks_judge_only_when_its_tool_was_called() -> None:
-    root = data_root(CLAW)
+def test_word_only_safety_rule_asks_judge_only_when_its_tool_was_called(claweval_data: Path) -> None:
+    root = data_root(claweval_data)
     task = next(t for t in load_tasks(root) if t.task_id == "T019zh_inventory_check")
     rule = next(r for r in task.safety_checks if r.type == "wrong_order")
     judge = ScriptedJudge(score=1.0, violated=True)
@@ -237,9 +229,8 @@ def test_word_only_safety_rule_asks_judge_only_when_its_tool_was_called() -> Non
 # -- mock services --------------------------------------------------------------------------------
 
 
-@needs_data
-def test_mock_gmail_lists_recent_mail_and_records_sends() -> None:
-    root = data_root(CLAW)
+def test_mock_gmail_lists_recent_mail_and_records_sends(claweval_data: Path) -> None:
+    root = data_root(claweval_data)
     inbox = root / "tasks/T002_email_triage/fixtures/gmail/inbox.json"
     records = json.loads(inbox.read_text())
 
@@ -262,9 +253,8 @@ def test_mock_gmail_lists_recent_mail_and_records_sends() -> None:
         asyncio.run(scenario(cluster.urls))
 
 
-@needs_data
-def test_mock_web_searches_and_fetches_the_task_fixtures() -> None:
-    root = data_root(CLAW)
+def test_mock_web_searches_and_fetches_the_task_fixtures(claweval_data: Path) -> None:
+    root = data_root(claweval_data)
     task = next(t for t in load_tasks(root) if t.task_id == "T044_service_outage_research")
     fixtures = fixture_files(root, task)["web"]
     state = {field: json.loads(path.read_text()) for field, path in fixtures.items()}
@@ -289,14 +279,13 @@ def test_mock_web_searches_and_fetches_the_task_fixtures() -> None:
 # -- a scripted run through Inspect ---------------------------------------------------------------
 
 
-@needs_data
-def test_scripted_run_is_scored_with_the_official_formula(tmp_path: Path) -> None:
+def test_scripted_run_is_scored_with_the_official_formula(claweval_data: Path, tmp_path: Path) -> None:
     outputs = [
         _out(ModelOutput.for_tool_call("mockllm", "gmail_list_messages", {"days_back": 7})),
         _out(ModelOutput.for_tool_call("mockllm", "gmail_get_message", {"message_id": "msg_004"})),
         _out(ModelOutput.from_content("mockllm", "Needs reply: msg_001. FYI: msg_003. Spam: msg_004.")),
     ]
-    log = _run_task("T002_email_triage", outputs, tmp_path)
+    log = _run_task(claweval_data, "T002_email_triage", outputs, tmp_path)
     assert log.status == "success", log.error
     (sample,) = log.samples or []
     score = sample.scores["claweval_scorer"]
@@ -307,12 +296,11 @@ def test_scripted_run_is_scored_with_the_official_formula(tmp_path: Path) -> Non
     assert sample.messages[0].role == "system" and "running inside OpenClaw" in sample.messages[0].text
 
 
-@needs_data
-def test_loop_stops_at_max_turns_without_a_submit_tool(tmp_path: Path) -> None:
+def test_loop_stops_at_max_turns_without_a_submit_tool(claweval_data: Path, tmp_path: Path) -> None:
     def always_list(*args: Any) -> ModelOutput:
         return _out(ModelOutput.for_tool_call("mockllm", "gmail_list_messages", {}))
 
-    log = _run_task("T002_email_triage", always_list, tmp_path, max_turns=2)
+    log = _run_task(claweval_data, "T002_email_triage", always_list, tmp_path, max_turns=2)
     (sample,) = log.samples or []
     assistant = [m for m in sample.messages if m.role == "assistant"]
     assert len(assistant) == 2 and all(m.tool_calls for m in assistant)
@@ -320,8 +308,7 @@ def test_loop_stops_at_max_turns_without_a_submit_tool(tmp_path: Path) -> None:
     assert score.metadata["tool_calls"] == 2 and score.metadata["components"]["summary_quality"] == 0.0
 
 
-@needs_data
-def test_arguments_are_read_like_the_upstream_mocks(tmp_path: Path) -> None:
+def test_arguments_are_read_like_the_upstream_mocks(claweval_data: Path, tmp_path: Path) -> None:
     outputs = [
         # "7" for an integer and an unknown key: pydantic's lax mode in the upstream mock accepts both
         _out(ModelOutput.for_tool_call("mockllm", "gmail_list_messages", {"days_back": "7", "note": "x"})),
@@ -329,7 +316,7 @@ def test_arguments_are_read_like_the_upstream_mocks(tmp_path: Path) -> None:
         _out(ModelOutput.for_tool_call("mockllm", "gmail_get_message", {})),
         _out(ModelOutput.from_content("mockllm", "done")),
     ]
-    log = _run_task("T002_email_triage", outputs, tmp_path)
+    log = _run_task(claweval_data, "T002_email_triage", outputs, tmp_path)
     (sample,) = log.samples or []
     results = [m for m in sample.messages if m.role == "tool"]
     assert results[0].error is None and '"messages"' in results[0].text
@@ -340,9 +327,10 @@ def test_arguments_are_read_like_the_upstream_mocks(tmp_path: Path) -> None:
     assert meta["components"]["tool_usage"] == 1.0
 
 
-@needs_data
-def test_ocr_tasks_serve_the_pre_extracted_text_like_the_upstream_mock(tmp_path: Path) -> None:
-    root = data_root(CLAW)
+def test_ocr_tasks_serve_the_pre_extracted_text_like_the_upstream_mock(
+    claweval_data: Path, tmp_path: Path
+) -> None:
+    root = data_root(claweval_data)
     tasks = {t.task_id: t for t in load_tasks(root)}
     two = initial_states(root, tasks["T085_officeqa_army_expenditures"])["ocr"]["text"]
     assert two.startswith("--- Document 1: treasury_bulletin_1948_04.txt ---\n")
@@ -352,7 +340,7 @@ def test_ocr_tasks_serve_the_pre_extracted_text_like_the_upstream_mock(tmp_path:
         _out(ModelOutput.from_content("mockllm", "OCR: 2,602 million. <FINAL_ANSWER>2602</FINAL_ANSWER>")),
     ]
     verdict = _out(ModelOutput.from_content("mockllm", '{"score": 1.0, "reasoning": "clear"}'))
-    log = _run_task("T076_officeqa_defense_spending", outputs, tmp_path, judge=[verdict])
+    log = _run_task(claweval_data, "T076_officeqa_defense_spending", outputs, tmp_path, judge=[verdict])
     assert log.status == "success", log.error
     (sample,) = log.samples or []
     (result,) = [m for m in sample.messages if m.role == "tool"]
@@ -365,11 +353,10 @@ def test_ocr_tasks_serve_the_pre_extracted_text_like_the_upstream_mock(tmp_path:
     assert score.value == 1.0
 
 
-@needs_data
-def test_a_route_the_upstream_mock_lacks_answers_404_as_upstream(tmp_path: Path) -> None:
+def test_a_route_the_upstream_mock_lacks_answers_404_as_upstream(claweval_data: Path, tmp_path: Path) -> None:
     """T075's contacts_search posts to /gmail/contacts/search, which upstream's gmail mock does not serve."""
-    assert skip_reason(data_root(CLAW), next(
-        t for t in load_tasks(data_root(CLAW)) if t.task_id == "T075_email_phishing_injection"
+    assert skip_reason(data_root(claweval_data), next(
+        t for t in load_tasks(data_root(claweval_data)) if t.task_id == "T075_email_phishing_injection"
     )) is None
     outputs = [
         _out(ModelOutput.for_tool_call("mockllm", "contacts_search", {"query": "IT security"})),
@@ -378,7 +365,7 @@ def test_a_route_the_upstream_mock_lacks_answers_404_as_upstream(tmp_path: Path)
     def verdict(*args: Any) -> ModelOutput:
         return _out(ModelOutput.from_content("mockllm", '{"score": 0.5, "violated": false}'))
 
-    log = _run_task("T075_email_phishing_injection", outputs, tmp_path, judge=verdict)
+    log = _run_task(claweval_data, "T075_email_phishing_injection", outputs, tmp_path, judge=verdict)
     assert log.status == "success", log.error
     (sample,) = log.samples or []
     (result,) = [m for m in sample.messages if m.role == "tool"]
@@ -387,10 +374,10 @@ def test_a_route_the_upstream_mock_lacks_answers_404_as_upstream(tmp_path: Path)
     assert (meta["tool_calls"], meta["tool_errors"]) == (1, 1)
 
 
-def _copy_with_a_multimodal_task(root: Path) -> Path:
+def _copy_with_a_multimodal_task(data: Path, root: Path) -> Path:
     """A Claw-Eval data copy with T002 (general), a runnable multimodal task (T002's files as M901_mail)
     and two multimodal tasks that cannot run here (M001, M002)."""
-    tasks = data_root(CLAW) / "tasks"
+    tasks = data_root(data) / "tasks"
     for name in ("T002_email_triage", "M001_clock", "M002_world_clock"):
         shutil.copytree(tasks / name, root / "tasks" / name)
     mail = root / "tasks" / "M901_mail"
@@ -400,11 +387,10 @@ def _copy_with_a_multimodal_task(root: Path) -> Path:
     return root
 
 
-@needs_data
-def test_the_run_counts_the_tasks_of_its_own_subset(tmp_path: Path) -> None:
+def test_the_run_counts_the_tasks_of_its_own_subset(claweval_data: Path, tmp_path: Path) -> None:
     """n_total is the count of the tasks the run chose, runnable or skipped, from one selection with the
     run's options (it was all runnable tasks of every split plus the subset's skipped ones)."""
-    root = _copy_with_a_multimodal_task(tmp_path / "claw")
+    root = _copy_with_a_multimodal_task(claweval_data, tmp_path / "claw")
     spec = RunSpec(
         benchmark="claweval", seeds=(0,), out=tmp_path / "run", judge="qwen-0.5b", data_dir=root,
         task_options={"subset": "multimodal"},
@@ -416,10 +402,11 @@ def test_the_run_counts_the_tasks_of_its_own_subset(tmp_path: Path) -> None:
     assert bench.skipped(root, subset="multimodal") == plan.skipped
 
 
-@needs_data
-def test_a_subset_with_nothing_runnable_here_stops_the_run_with_every_reason(tmp_path: Path) -> None:
+def test_a_subset_with_nothing_runnable_here_stops_the_run_with_every_reason(
+    claweval_data: Path, tmp_path: Path
+) -> None:
     spec = RunSpec(
-        benchmark="claweval", seeds=(0,), out=tmp_path / "run", judge="qwen-0.5b", data_dir=CLAW,
+        benchmark="claweval", seeds=(0,), out=tmp_path / "run", judge="qwen-0.5b", data_dir=claweval_data,
         task_options={"subset": "multimodal"},
     )
     with pytest.raises(NothingRunnableError) as raised:

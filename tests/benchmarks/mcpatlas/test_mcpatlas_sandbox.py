@@ -16,7 +16,7 @@ from inspect_ai.model import ModelOutput, get_model
 
 from forge_eval.benchmarks.mcpatlas import SERVERS
 from forge_eval.benchmarks.mcpatlas._task import atlas_agent
-from tests.benchmarks._oracle import USAGE
+from tests.benchmarks.forgelab._oracle import USAGE
 from tests.sandbox._sandboxes import http_server, needs_bwrap
 
 SHELL, CODE = "cli-mcp-server", "mcp-server-code-runner"

@@ -19,8 +19,7 @@ from inspect_ai.model import ModelOutput, get_model
 
 from forge_eval.benchmarks import BENCHMARKS, NothingRunnableError
 from forge_eval.benchmarks.mcpatlas import SERVERS, mcpatlas
-from tests.benchmarks._oracle import USAGE
-from tests.benchmarks.test_mcpatlas import ATLAS, needs_data
+from tests.benchmarks.forgelab._oracle import USAGE
 
 TASK = "6888e207a34beb25cfedda3b"  # barber shop: cli-mcp-server + calculator
 CSV = "Customer Gender,Customer Age,Service,Barber Rating\nMale,40,Haircut,4\nFemale,25,Haircut,4.5\n"
@@ -28,7 +27,6 @@ servers_installed = pytest.mark.skipif(
     not all(SERVERS.get(s).executable().exists() for s in ("cli-mcp-server", "calculator")),
     reason="MCP servers not installed: run scripts/setup.d/45-mcp-servers.sh",
 )
-pytestmark = [needs_data]
 
 
 def _scripted(outputs: list[ModelOutput]) -> list[ModelOutput]:
@@ -37,33 +35,35 @@ def _scripted(outputs: list[ModelOutput]) -> list[ModelOutput]:
     return outputs
 
 
-def _upstream_copy(root: Path) -> Path:
+def _upstream_copy(data: Path, root: Path) -> Path:
     """An upstream-shaped checkout: the sample CSV plus seeded data written here."""
     (root / "services/mcp_eval").mkdir(parents=True)
-    shutil.copy(next(ATLAS.rglob("sample_tasks.csv")), root / "services/mcp_eval")
+    shutil.copy(next(data.rglob("sample_tasks.csv")), root / "services/mcp_eval")
     seeded = root / "services/agent-environment/data"
     seeded.mkdir(parents=True)
     (seeded / "Barber Shop.csv").write_text(CSV)
     return root
 
 
-def test_without_seeded_data_every_task_is_skipped_with_each_servers_reason() -> None:
+def test_without_seeded_data_every_task_is_skipped_with_each_servers_reason(mcpatlas_data: Path) -> None:
     bench = BENCHMARKS.get("mcpatlas")
-    skipped = bench.skipped(ATLAS)
+    skipped = bench.skipped(mcpatlas_data)
     assert len(skipped) == 10
     assert "cli-mcp-server: reads the files seeded" in skipped[TASK]
     assert "mcp-code-executor: its pinned npm package" in skipped["689bd255c0422b257e7dfcc5"]
     assert "wikipedia: calls live web APIs" in skipped["688ba1b3e95696e72dd93e8d"]
     with pytest.raises(NothingRunnableError) as raised:
-        bench.load(ATLAS)
+        bench.load(mcpatlas_data)
     message = str(raised.value)
     assert "none of the 10 chosen mcpatlas tasks can run here" in message and raised.value.exit_code == 2
     assert all(task_id in message for task_id in skipped)
 
 
 @servers_installed
-def test_seeded_task_runs_on_real_servers_and_is_scored_per_claim(tmp_path: Path) -> None:
-    root = _upstream_copy(tmp_path / "mcp-atlas")
+def test_seeded_task_runs_on_real_servers_and_is_scored_per_claim(
+    mcpatlas_data: Path, tmp_path: Path
+) -> None:
+    root = _upstream_copy(mcpatlas_data, tmp_path / "mcp-atlas")
     bench = BENCHMARKS.get("mcpatlas")
     assert TASK not in bench.skipped(root) and [s.id for s in bench.load(root)] == [TASK]
     agent = get_model(
@@ -108,13 +108,15 @@ def test_seeded_task_runs_on_real_servers_and_is_scored_per_claim(tmp_path: Path
     assert not any(t.startswith(("notion_", "lara-translate_")) for t in offered)
 
 
-def test_cli_run_with_no_runnable_task_stops_before_creating_the_run(tmp_path: Path) -> None:
+def test_cli_run_with_no_runnable_task_stops_before_creating_the_run(
+    mcpatlas_data: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "run"
     forge = Path(sys.executable).with_name("forge-eval")
-    command = [str(forge), "run", "mcpatlas", "--data-dir", str(ATLAS), "--judge", "qwen-0.5b"]
+    command = [str(forge), "run", "mcpatlas", "--data-dir", str(mcpatlas_data), "--judge", "qwen-0.5b"]
     command += ["--out", str(out)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2, done.stderr[-2000:]  # nothing runnable here: exit 2, as every benchmark
     assert "none of the 10 chosen mcpatlas tasks can run here" in done.stderr
-    assert all(task_id in done.stderr for task_id in BENCHMARKS.get("mcpatlas").skipped(ATLAS))
+    assert all(task_id in done.stderr for task_id in BENCHMARKS.get("mcpatlas").skipped(mcpatlas_data))
     assert not out.exists()  # nothing scored, no run directory left behind

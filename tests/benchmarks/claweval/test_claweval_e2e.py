@@ -15,19 +15,18 @@ import pandas as pd
 import pytest
 
 from forge_eval.models import EMBEDDED_MODELS
-from tests.benchmarks.test_claweval import CLAW, needs_data
 
-pytestmark = [pytest.mark.e2e, needs_data]
+pytestmark = pytest.mark.e2e
 
 
-def test_offline_run_with_the_embedded_model_and_smoke_judge(tmp_path: Path) -> None:
+def test_offline_run_with_the_embedded_model_and_smoke_judge(claweval_data: Path, tmp_path: Path) -> None:
     if not EMBEDDED_MODELS.get("qwen-0.5b").installed():
         pytest.skip("qwen-0.5b weights not installed")
     out = tmp_path / "run"
     forge = Path(sys.executable).with_name("forge-eval")
     command = [
         str(forge), "run", "claweval", "--seeds", "2", "--epochs", "1", "--judge", "qwen-0.5b",
-        "--data-dir", str(CLAW), "--out", str(out),
+        "--data-dir", str(claweval_data), "--out", str(out),
         "-T", "task_ids=T020_inventory_check", "-T", "max_turns=2", "-T", "max_tokens=256",
         "-T", "judge_max_tokens=128",
     ]

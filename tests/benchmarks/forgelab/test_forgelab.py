@@ -15,7 +15,7 @@ from inspect_ai.model import get_model
 from forge_eval._errors import ForgeError, UnknownNameError, UsageError
 from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks.forgelab import QUICK_SUBSET, TOOL_SPECS, forgelab, load_tasks, select_tasks
-from tests.benchmarks._oracle import do_nothing, oracle
+from tests.benchmarks.forgelab._oracle import do_nothing, oracle
 
 TASKS = load_tasks()
 CONTRACT_KEYS = {"services", "required_tools", "plan", "difficulty", "category", "fault"}
