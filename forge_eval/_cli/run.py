@@ -179,7 +179,8 @@ def _partial_message(errors: tuple[str, ...]) -> str:
     if not errors:
         return "the run is partial: some seeds have no finished log"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"the run is partial: {len(errors)} samples failed; first: {errors[0]}{more}"
+    failed = f"{len(errors)} sample{'s' if len(errors) > 1 else ''} failed"
+    return f"the run is partial: {failed}; first: {errors[0]}{more}"
 
 
 def write_step_budgets(run_dir: Path, budgets: tuple[int, ...]) -> None:

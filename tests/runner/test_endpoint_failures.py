@@ -147,7 +147,7 @@ def test_a_partial_run_exits_1_naming_the_first_failed_sample(tmp_path, monkeypa
         result = _invoke(*args, "--model-base-url", url, "--out", str(out))
     assert isinstance(result.exception, ForgeError) and result.exception.exit_code == 1, result.output
     assert result.exception.message == (
-        "the run is partial: 1 samples failed; first: seed 0 task forty-two: "
+        "the run is partial: 1 sample failed; first: seed 0 task forty-two: "
         "BadRequestError('Error code: 400 - injected failure')"
     )
     assert result.exception.hint == "re-run the same command: it runs only what is missing"
