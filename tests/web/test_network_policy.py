@@ -6,6 +6,7 @@ allowed pages. `host_port` is a real server on another 127.0.0.1 port: it must n
 
 from __future__ import annotations
 
+import inspect
 import ipaddress
 import socket
 from collections.abc import Callable
@@ -17,10 +18,9 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import ModelOutput, get_model
 
-import forge_eval.benchmarks.weblab as weblab_package
 from forge_eval.benchmarks.web import BrowserConfig, Observation, WebEnv
 from forge_eval.benchmarks.web._policy import NetworkPolicy, Refused
-from forge_eval.benchmarks.weblab import weblab
+from forge_eval.benchmarks.weblab import WebTask, weblab
 from tests.web._scripted import ScriptedAgent, action
 from tests.web.conftest import HOSTILE_TARGETS, SECRET, HostPort, LoopRunner
 
@@ -209,7 +209,7 @@ def test_live_web_connections_pass_the_egress_gate(
 
 def _hostile_agent(host_port: str) -> Callable[[str, int], ModelOutput]:
     """Tries the host's files, the benchmark's own answer file and another host port, then does the task."""
-    answers = Path(weblab_package.__file__).parent / "_tasks.py"
+    answers = Path(inspect.getfile(WebTask))  # the tasks with their expected answers
     plan = [
         {"name": "goto", "url": "file:///etc/passwd"},
         {"name": "goto", "url": answers.as_uri()},
@@ -241,9 +241,6 @@ def test_a_hostile_agent_leaves_the_score_and_the_log_clean(tmp_path: Path, host
     assert history.count("(error: cannot load file://") == 2 and "'file:' URLs are not loaded" in history
     assert f"(error: cannot load {host_port.url}/: 127.0.0.1:" in history
     dump = log.model_dump_json()
-    assert (
-        PASSWD not in dump
-        and SECRET not in dump
-        and "Answers are computed from the sites' seeded data" not in dump
-    )
+    answers = Path(inspect.getfile(WebTask)).read_text().splitlines()[0].strip('"')
+    assert PASSWD not in dump and SECRET not in dump and answers not in dump
     assert host_port.hits == []
