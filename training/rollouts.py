@@ -30,6 +30,8 @@ async def default_program(spec: RolloutSpec, workdir: Path) -> RolloutCommand:
             )
         return RolloutCommand(argv=command)
     harness = HARNESSES.get(spec.harness)
+    if not harness.runs_rollouts:  # said before the task's environment is set up for nothing
+        raise harness.no_rollouts()
     environment = await task_environment(spec.task)
     try:
         built = harness.rollout_command(spec, workdir, environment)

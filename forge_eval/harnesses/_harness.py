@@ -60,7 +60,11 @@ class Harness(ABC):
         """How a training rollout runs this harness in its sandbox on the task set up in `environment`
         (a harness with `runs_rollouts` implements it; the others say they cannot). The command's
         `cleanup` closes the environment; when this raises, the caller closes it."""
-        raise ForgeError(
+        raise self.no_rollouts()
+
+    def no_rollouts(self) -> ForgeError:
+        """The error of a harness without `rollout_command` (checked before a task is set up for it)."""
+        return ForgeError(
             f"harness {self.name!r} cannot run training rollouts: it has no rollout_command()",
             hint="give the task a `command`, or pass the backend a RolloutProgram for this harness",
         )

@@ -15,7 +15,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ModelOutput, get_model
 
 from forge_eval.benchmarks.mcpatlas import SERVERS
-from forge_eval.benchmarks.mcpatlas._task import atlas_agent
+from forge_eval.benchmarks.mcpatlas._task import DEFAULT_HARNESS, atlas_agent
+from forge_eval.harnesses import HARNESSES
 from tests.benchmarks.forgelab._oracle import USAGE
 from tests.sandbox._sandboxes import http_server, needs_bwrap
 
@@ -95,7 +96,7 @@ def test_servers_run_unprivileged_with_only_data_writable(tmp_path: Path) -> Non
                     "max_turns": 10,
                 },
             )
-            task = Task(dataset=MemoryDataset([sample]), solver=atlas_agent())
+            task = Task(dataset=MemoryDataset([sample]), solver=atlas_agent(HARNESSES.get(DEFAULT_HARNESS)))
             [log] = inspect_eval(task, model=agent, log_dir=str(tmp_path / "logs"), display="none")
         assert log.status == "success", log.error
         results = [m.text for m in (log.samples or [])[0].messages if m.role == "tool"]
