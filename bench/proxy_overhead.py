@@ -1,17 +1,23 @@
-"""Recording-proxy overhead: the same chat requests sent straight to a fast local upstream and through the
-proxy, side by side, at concurrency 1 and 32, streamed and not.
+"""Recording-proxy overhead: the same upstream work straight and through the proxy, side by side.
 
-The upstream is forge-eval's scripted upstream (microseconds of work per call), so the difference is
-the proxy's own cost: parsing, keying, the upstream hop, SSE synthesis and the durable record write.
-Upstream, proxy and load generator each run in their own process (all on this machine's cores).
-Targets (issue 3): <= 2 ms added p50 latency, >= 500 calls/s on 2 cores.
-Then, the Inspect-model upstream: a call through the proxy into `Model.generate()` (mockllm, inside one
-Inspect sample) against `generate()` called directly (for scale: Inspect's in-process agent bridge
-costs ~15 ms a call, the sandbox bridge ~2 s).
-Last, memory per live rollout: bytes the proxy retains per call within one rollout (tracemalloc), with the
-request-hash index bounded (now) and unbounded (as before issue 8), side by side in one run.
+The upstream is forge-eval's scripted upstream (tens of microseconds of work per call), so the difference
+is the proxy's own cost: parsing, keying, the upstream hop, SSE synthesis and the record write. Both legs
+ask the upstream for the same work: the direct leg sends the very body the proxy served upstream (read
+back from the proxy's record: token ids and logprobs included), and each leg reports the upstream's CPU
+per call, which should match. Upstream, proxy and load generator (aiohttp) each run in their own process.
 
-    .venv/bin/python bench/proxy_overhead.py [--calls 2000] [--seconds 20]
+Cells (JSON and stream, at 1, 8, 32 and 128 connections) run direct and proxied alternately, `--repeats`
+times each, and report the median run: p50 and p99 latency, calls/s, the added latency (proxied minus
+direct), the calls/s ratio, and the CPU the proxy process spends per call (/proc/<pid>/stat).
+Issue 24's goals: added p50 <= 0.5 ms and p99 <= 2 ms at one connection, >= 3,000 calls/s and >= 0.3x the
+direct rate at 32 connections (JSON). The machine is shared: the load average is printed before and after.
+
+Then the durability modes side by side (`--durability page-cache` against `fsync`, group-committed
+fdatasync; records on the file system of the working directory, so that fsync reaches a disk), the
+Inspect-model upstream (`Model.generate()` direct and through the proxy), and the memory the proxy retains
+per live rollout (tracemalloc), with the request-hash index bounded and unbounded.
+
+    .venv/bin/python bench/proxy_overhead.py [--seconds 3] [--repeats 3] [--quick]
 """
 
 import argparse
@@ -24,11 +30,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 import aiohttp
 import httpx
 
-from forge_eval.proxy import free_port
+from forge_eval.proxy import free_port, read_calls
 
 UPSTREAM = """
 import sys, uvicorn
@@ -38,10 +46,12 @@ uvicorn.run(ScriptedUpstream(keep_requests=False).app(), host="127.0.0.1", port=
 """
 SECRET = "bench-secret"
 ADMIN_KEY = "bench-admin-key"
+CONNECTIONS = (1, 8, 32, 128)
+CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def body(stream: bool) -> dict:
-    """A mid-sized agent turn (~6 KB: system prompt, history, two tools)."""
+    """A mid-sized agent turn (~4 KB: system prompt, history, two tools), as a harness sends it."""
     tools = [
         {
             "type": "function",
@@ -66,8 +76,13 @@ def body(stream: bool) -> dict:
     }
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICK
+
+
 def wait_ready(url: str, process: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise SystemExit(f"server for {url} exited with {process.returncode}")
@@ -79,50 +94,163 @@ def wait_ready(url: str, process: subprocess.Popen) -> None:
     raise SystemExit(f"server for {url} did not start")
 
 
-async def load(url: str, headers: dict, stream: bool, concurrency: int, calls: int, seconds: float) -> dict:
-    """`calls` requests (or as many as fit in `seconds`) with `concurrency` workers on keep-alive
-    connections. The client is aiohttp, the lightest load generator at hand, so that it leaves CPU to the
-    servers being measured."""
-    payload = json.dumps(body(stream)).encode()
+@dataclass
+class Leg:
+    """Where one side of a cell sends its calls, and whose CPU it watches."""
+
+    url: str
+    headers: dict
+    payload: bytes
+    proxy_pid: int | None
+    upstream_pid: int
+
+
+async def load(leg: Leg, concurrency: int, seconds: float) -> dict:
+    """As many calls as fit in `seconds` from `concurrency` workers on open keep-alive connections."""
     latencies: list[float] = []
-    remaining = calls
-    stop_at = time.perf_counter() + seconds
+    stop_at = 0.0
     connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(
-        connector=connector, headers={**headers, "content-type": "application/json"}
-    ) as c:
+    headers = {**leg.headers, "content-type": "application/json"}
+    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
 
         async def post() -> None:
-            async with c.post(url, data=payload) as answer:
+            async with session.post(leg.url, data=leg.payload) as answer:
                 await answer.read()
                 if answer.status != 200:
-                    raise SystemExit(f"{url} answered {answer.status}")
+                    raise SystemExit(f"{leg.url} answered {answer.status}: {(await answer.text())[:200]}")
 
         async def worker() -> None:
-            nonlocal remaining
-            while remaining > 0 and time.perf_counter() < stop_at:
-                remaining -= 1
+            while time.perf_counter() < stop_at:
                 t0 = time.perf_counter()
                 await post()
                 latencies.append(time.perf_counter() - t0)
 
         await asyncio.gather(*(post() for _ in range(concurrency)))  # open the connections
+        cpu0 = {pid: cpu_seconds(pid) for pid in (leg.proxy_pid, leg.upstream_pid) if pid}
         t0 = time.perf_counter()
+        stop_at = t0 + seconds
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         wall = time.perf_counter() - t0
+        cpu = {pid: cpu_seconds(pid) - before for pid, before in cpu0.items()}
     latencies.sort()
+    n = len(latencies)
     return {
-        "n": len(latencies),
+        "n": n,
         "p50_ms": 1000 * statistics.median(latencies),
-        "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))],
-        "calls_s": len(latencies) / wall,
+        "p99_ms": 1000 * latencies[int(0.99 * (n - 1))],
+        "calls_s": n / wall,
+        "proxy_cpu_ms": 1000 * cpu[leg.proxy_pid] / n if leg.proxy_pid else None,
+        "upstream_cpu_ms": 1000 * cpu[leg.upstream_pid] / n,
     }
 
 
-def best_of(repeats: int, *args: object) -> dict:
-    """The median run of `repeats` (by p50): one measurement is at the mercy of other load on the cores."""
-    runs = sorted((asyncio.run(load(*args)) for _ in range(repeats)), key=lambda r: r["p50_ms"])  # type: ignore[arg-type]
-    return runs[len(runs) // 2]
+def median_run(runs: list[dict]) -> dict:
+    """Each figure's median over the repeats (one run is at the mercy of other load on the cores)."""
+    return {k: statistics.median(r[k] for r in runs) if runs[0][k] is not None else None for k in runs[0]}
+
+
+def side_by_side(a: Leg, b: Leg, concurrency: int, seconds: float, repeats: int) -> tuple[dict, dict]:
+    """Legs `a` and `b` alternately, `repeats` runs each (a b, b a, a b, ...), medians."""
+    runs: dict[int, list[dict]] = {0: [], 1: []}
+    for r in range(repeats):
+        order = (0, 1) if r % 2 == 0 else (1, 0)
+        for i in order:
+            runs[i].append(asyncio.run(load((a, b)[i], concurrency, seconds)))
+    return median_run(runs[0]), median_run(runs[1])
+
+
+def start_proxy(
+    upstream_port: int, records: Path, durability: str, env: dict
+) -> tuple[subprocess.Popen, str, str]:
+    port, control_port = free_port(), free_port()
+    argv = [sys.executable, "-m", "forge_eval._cli.main", "proxy", "serve"]
+    argv += ["--upstream", f"http://127.0.0.1:{upstream_port}", "--port", str(port)]
+    argv += [
+        "--control-port",
+        str(control_port),
+        "--records",
+        str(records),
+        "--served-model",
+        "scripted-policy",
+    ]
+    argv += ["--durability", durability]
+    process = subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL)
+    wait_ready(f"http://127.0.0.1:{port}/healthz", process)
+    created = httpx.post(
+        f"http://127.0.0.1:{control_port}/rollouts",
+        json={"rollout_id": "bench"},
+        headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+    ).json()
+    return process, f"http://127.0.0.1:{port}", created["api_key"]
+
+
+def served_body(proxy_url: str, key: str, records: Path) -> bytes:
+    """The body the proxy sends upstream for `body(...)` (the same for JSON and stream: it always asks the
+    upstream for JSON and synthesizes the stream), read back from its record of one call."""
+    answer = httpx.post(
+        proxy_url + "/v1/chat/completions", json=body(False), headers={"Authorization": f"Bearer {key}"}
+    )
+    answer.raise_for_status()
+    return json.dumps(read_calls(records, "bench")[-1].served_request).encode()
+
+
+def fmt(run: dict) -> str:
+    return f"{run['p50_ms']:>7.2f} {run['p99_ms']:>6.1f} {run['calls_s']:>7.0f}"
+
+
+def overhead_table(direct: Leg, proxied: dict[bool, Leg], args: argparse.Namespace) -> list[dict]:
+    print(
+        f"{'mode':<7}{'conn':>5} | {'direct p50':>10} {'p99':>6} {'calls/s':>7} | "
+        f"{'proxy p50':>9} {'p99':>6} {'calls/s':>7} | {'added p50':>9} {'p99':>6} | {'ratio':>5} | "
+        f"{'proxy CPU':>9} | upstream CPU ms/call"
+    )
+    rows = []
+    for stream in (False, True):
+        for concurrency in args.connections:
+            d, p = side_by_side(direct, proxied[stream], concurrency, args.seconds, args.repeats)
+            mode = "stream" if stream else "json"
+            rows.append({"mode": mode, "connections": concurrency, "direct": d, "proxy": p})
+            print(
+                f"{mode:<7}{concurrency:>5} | {fmt(d):>26} | {fmt(p):>25} | "
+                f"{p['p50_ms'] - d['p50_ms']:>7.2f}ms {p['p99_ms'] - d['p99_ms']:>6.1f} | "
+                f"{p['calls_s'] / d['calls_s']:>5.2f} | {p['proxy_cpu_ms']:>6.3f} ms | "
+                f"{d['upstream_cpu_ms']:.3f} direct, {p['upstream_cpu_ms']:.3f} proxied",
+                flush=True,
+            )
+    return rows
+
+
+def goals(rows: list[dict]) -> None:
+    by = {(r["mode"], r["connections"]): r for r in rows}
+    checks = []
+    for mode in ("json", "stream"):
+        if (mode, 1) in by:
+            r = by[(mode, 1)]
+            added50 = r["proxy"]["p50_ms"] - r["direct"]["p50_ms"]
+            added99 = r["proxy"]["p99_ms"] - r["direct"]["p99_ms"]
+            checks.append((f"{mode}, 1 connection: added p50 {added50:.2f} ms <= 0.5", added50 <= 0.5))
+            checks.append((f"{mode}, 1 connection: added p99 {added99:.2f} ms <= 2", added99 <= 2))
+    if ("json", 32) in by:
+        r = by[("json", 32)]
+        rate, ratio = r["proxy"]["calls_s"], r["proxy"]["calls_s"] / r["direct"]["calls_s"]
+        checks.append((f"json, 32 connections: {rate:.0f} calls/s >= 3000", rate >= 3000))
+        checks.append((f"json, 32 connections: {ratio:.2f}x the direct rate >= 0.3", ratio >= 0.3))
+    print("issue 24 goals: " + "; ".join(f"{text} {'yes' if ok else 'NO'}" for text, ok in checks))
+
+
+def durability_table(page: Leg, fsync: Leg, args: argparse.Namespace) -> None:
+    print(
+        f"{'durability':<12}{'conn':>5} | {'page-cache p50':>14} {'p99':>6} {'calls/s':>7} | "
+        f"{'fsync p50':>9} {'p99':>6} {'calls/s':>7} | {'added p50':>9} | {'ratio':>5} | proxy CPU ms/call"
+    )
+    for concurrency in args.durability_connections:
+        a, b = side_by_side(page, fsync, concurrency, args.seconds, args.repeats)
+        print(
+            f"{'json':<12}{concurrency:>5} | {fmt(a):>29} | {fmt(b):>25} | "
+            f"{b['p50_ms'] - a['p50_ms']:>7.2f}ms | {b['calls_s'] / a['calls_s']:>5.2f} | "
+            f"{a['proxy_cpu_ms']:.3f} page-cache, {b['proxy_cpu_ms']:.3f} fsync",
+            flush=True,
+        )
 
 
 def inspect_overhead(calls: int = 50) -> tuple[float, float]:
@@ -215,6 +343,9 @@ def retained_memory(calls: int, bounded: bool) -> tuple[int, int]:
                 async def call(i: int) -> None:
                     body = {"model": "m", "messages": [{"role": "user", "content": f"turn {i}"}]}
                     (await client.post("/r/mem/0/v1/chat/completions", json=body)).raise_for_status()
+                    # in-process, nothing waits on I/O: let the loop run what a served call leaves to
+                    # it (its stopped watcher task), as a server's loop does between calls
+                    await asyncio.sleep(0)
 
                 for i in range(200):  # warm-up: caches, first-use allocations
                     await call(i)
@@ -240,72 +371,58 @@ def retained_memory(calls: int, bounded: bool) -> tuple[int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=2000, help="requests per measurement (bounded)")
-    parser.add_argument("--seconds", type=float, default=10.0, help="time cap per measurement")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (the median is shown)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of one run")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per leg and cell (medians are shown)")
+    parser.add_argument("--quick", action="store_true", help="JSON and stream at 1 and 32 connections only")
     args = parser.parse_args()
-    upstream_port, proxy_port, control_port = free_port(), free_port(), free_port()
-    records = tempfile.mkdtemp(prefix="forge-bench-records-")
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    proxy_env = {**env, "FORGE_PROXY_SECRET": SECRET, "FORGE_PROXY_ADMIN_KEY": ADMIN_KEY}
+    args.connections = (1, 32) if args.quick else CONNECTIONS
+    args.durability_connections = (1, 32) if args.quick else (1, 32, 128)
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "FORGE_PROXY_SECRET": SECRET}
+    env["FORGE_PROXY_ADMIN_KEY"] = ADMIN_KEY
+    upstream_port = free_port()
+    workdir = Path(tempfile.mkdtemp(prefix=".forge-bench-proxy-", dir="."))  # a disk, for fsync
     upstream = subprocess.Popen([sys.executable, "-c", UPSTREAM, str(upstream_port)], env=env)
-    proxy = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "forge_eval._cli.main",
-            "proxy",
-            "serve",
-            "--upstream",
-            f"http://127.0.0.1:{upstream_port}",
-            "--port",
-            str(proxy_port),
-            "--control-port",
-            str(control_port),
-            "--records",
-            records,
-            "--served-model",
-            "scripted-policy",
-        ],
-        env=proxy_env,
-        stderr=subprocess.DEVNULL,
-    )
+    started = [upstream]
     try:
         wait_ready(f"http://127.0.0.1:{upstream_port}/v1/models", upstream)
-        wait_ready(f"http://127.0.0.1:{proxy_port}/healthz", proxy)
-        created = httpx.post(
-            f"http://127.0.0.1:{control_port}/rollouts",
-            json={"rollout_id": "bench"},
-            headers={"Authorization": f"Bearer {ADMIN_KEY}"},
-        ).json()
-        direct = (f"http://127.0.0.1:{upstream_port}/v1/chat/completions", {})
-        proxied = (
-            f"http://127.0.0.1:{proxy_port}/v1/chat/completions",
-            {"Authorization": f"Bearer {created['api_key']}"},
-        )
-        load_avg = os.getloadavg()[0]
-        size = len(json.dumps(body(False)))
-        print(f"cores: {os.cpu_count()} (load {load_avg:.1f}); request {size} bytes")
-        print("direct: the upstream answers JSON even to stream requests (the proxy synthesizes the SSE)")
+        proxy, proxy_url, key = start_proxy(upstream_port, workdir / "page-cache", "page-cache", env)
+        started.append(proxy)
+        served = served_body(proxy_url, key, workdir / "page-cache")
+        auth = {"Authorization": f"Bearer {key}"}
+        direct = Leg(f"http://127.0.0.1:{upstream_port}/v1/chat/completions", {}, served, None, upstream.pid)
+        proxied = {
+            s: Leg(
+                proxy_url + "/v1/chat/completions",
+                auth,
+                json.dumps(body(s)).encode(),
+                proxy.pid,
+                upstream.pid,
+            )
+            for s in (False, True)
+        }
         print(
-            f"{'mode':<12}{'conc':>5} | {'direct p50':>10} {'p99':>7} {'calls/s':>8} | "
-            f"{'proxy p50':>10} {'p99':>7} {'calls/s':>8} | {'added p50':>9} {'added p99':>9}"
+            f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start; harness request "
+            f"{len(proxied[False].payload)} B, served request {len(served)} B (both legs send it upstream); "
+            f"{args.repeats} alternating runs of {args.seconds:g} s per leg and cell, medians"
         )
-        for stream in (False, True):
-            for concurrency in (1, 32):
-                calls = args.calls if concurrency > 1 else max(200, args.calls // 5)
-                d = best_of(args.repeats, *direct, stream, concurrency, calls, args.seconds)
-                p = best_of(args.repeats, *proxied, stream, concurrency, calls, args.seconds)
-                mode = "stream" if stream else "json"
-                direct_cols = f"{d['p50_ms']:>8.2f}ms {d['p99_ms']:>5.1f}ms {d['calls_s']:>8.0f}"
-                proxy_cols = f"{p['p50_ms']:>8.2f}ms {p['p99_ms']:>5.1f}ms {p['calls_s']:>8.0f}"
-                added = f"{p['p50_ms'] - d['p50_ms']:>7.2f}ms {p['p99_ms'] - d['p99_ms']:>7.1f}ms"
-                print(f"{mode:<12}{concurrency:>5} | {direct_cols} | {proxy_cols} | {added}", flush=True)
+        rows = overhead_table(direct, proxied, args)
+        goals(rows)
+        fsync_proxy, fsync_url, fsync_key = start_proxy(upstream_port, workdir / "fsync", "fsync", env)
+        started.append(fsync_proxy)
+        fsync_leg = Leg(
+            fsync_url + "/v1/chat/completions",
+            {"Authorization": f"Bearer {fsync_key}"},
+            proxied[False].payload,
+            fsync_proxy.pid,
+            upstream.pid,
+        )
+        durability_table(proxied[False], fsync_leg, args)
+        print(f"load average {os.getloadavg()[0]:.2f} at the end")
     finally:
-        for process in (proxy, upstream):
+        for process in reversed(started):
             process.terminate()
-            process.wait(timeout=10)
-        shutil.rmtree(records, ignore_errors=True)
+            process.wait(timeout=20)
+        shutil.rmtree(workdir, ignore_errors=True)
     direct_ms, proxy_ms = inspect_overhead()
     print(
         f"Inspect upstream (mockllm, p50 of 50 calls): generate() {direct_ms:.2f} ms, through the proxy "
@@ -317,7 +434,7 @@ def main() -> None:
         unbounded, index_before = retained_memory(calls, bounded=False)
         print(
             f"  {calls:>5} calls: bounded index {now / 1024:>6.1f} KiB ({now / calls:>5.1f} B/call, "
-            f"{index_now} entries) | unbounded (before) {unbounded / 1024:>6.1f} KiB "
+            f"{index_now} entries) | unbounded {unbounded / 1024:>6.1f} KiB "
             f"({unbounded / calls:>5.1f} B/call, {index_before} entries)"
         )
 

@@ -168,8 +168,10 @@ def main() -> None:
     for name, r in (("bubblewrap sandbox", sbx), ("no sandbox (baseline)", host)):
         row = f"{r['ok']:>5}{r['wall']:>9.2f}{r['per_min']:>14.0f}{r['p50']:>18.3f}{r['p95']:>8.3f}"
         print(f"{name:22}{row}")
-    print(f"sandbox / baseline: throughput x{sbx['per_min'] / host['per_min']:.2f}, "
-          f"first-call latency p50 x{sbx['p50'] / host['p50']:.2f}")
+    print(
+        f"sandbox / baseline: throughput x{sbx['per_min'] / host['per_min']:.2f}, "
+        f"first-call latency p50 x{sbx['p50'] / host['p50']:.2f}"
+    )
     print(
         f"bare start-to-exit of /bin/true (median of {args.bare_repeats}): sandbox {bare_sbx * 1000:.0f} ms, "
         f"plain subprocess {bare_plain * 1000:.1f} ms (x{bare_sbx / bare_plain:.0f})"

@@ -1,5 +1,6 @@
 """`forge-eval proxy`: run the recording proxy, compact its records to Parquet."""
 
+import gc
 import ipaddress
 import os
 import secrets
@@ -53,6 +54,14 @@ def proxy() -> None:
     show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
     help="Where call records are written (0700).",
+)
+@click.option(
+    "--durability",
+    type=click.Choice(["page-cache", "fsync"]),
+    default="page-cache",
+    show_default=True,
+    help="When a call is answered: once its record is in the kernel (survives kill -9 of the proxy, not "
+    "a power loss), or once it is on disk (fsync, group-committed: survives a power loss, costs latency).",
 )
 @click.option(
     "--secret-file",
@@ -111,6 +120,7 @@ def serve(
     control_port: int,
     control_socket: Path | None,
     records_dir: Path,
+    durability: str,
     secret_file: Path | None,
     admin_key_file: Path | None,
     argv_secret: str | None,
@@ -173,6 +183,7 @@ def serve(
         raise UsageError("the admin key and the secret are the same", "give the control plane its own token")
     config = ProxyConfig(
         records_dir=records_dir,
+        durability=durability,  # type: ignore[arg-type]  # click.Choice of the same names
         secret=secret,
         admin_key=admin_key,
         upstreams=list(upstreams),
@@ -201,9 +212,10 @@ def serve(
     )
     click.echo(
         f"forge-eval proxy (pid {os.getpid()}): harnesses on http://{host}:{port} -> {', '.join(upstreams)}; "
-        f"control plane on {where} (admin key: {key_source}); records in {records_dir}",
+        f"control plane on {where} (admin key: {key_source}); records in {records_dir} ({durability})",
         err=True,
     )
+    _tune_gc()
     try:
         serve_forever(app, Listener(host, port), create_control_app(app), control_listener, access_log)
     except OSError as e:
@@ -211,6 +223,16 @@ def serve(
             f"cannot listen on {host}:{port} or {where}: {e.strerror or e}",
             "choose free ports with --port / --control-port (or stop the other proxy)",
         ) from e
+
+
+def _tune_gc() -> None:
+    """The process is the proxy's alone: its start-up objects (modules, schemas) are frozen out of the
+    cyclic collector's view, and a young-generation pass runs every 20,000 allocations rather than 700.
+    An upstream answer with logprobs allocates ~1,000 containers, so at the default every call paid one
+    pass over the objects of all calls in flight (~25% of the proxy's CPU, measured with perf)."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 50)
 
 
 def _loopback(host: str) -> bool:

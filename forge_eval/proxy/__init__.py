@@ -24,7 +24,9 @@ In Python: `app = create_app(ProxyConfig(...), upstream)` with an `HttpUpstream`
 (every call an Inspect ModelEvent; serve it with `serve_in_task` from inside the sample), and
 `create_control_app(app)` for its control plane: serve both with `serve_in_thread(app, control=...)`, or
 reach the control plane without a listener through `HttpProxyControl.in_process(control, admin_key)`.
-A restarted proxy resumes the rollouts its records directory holds that were not released.
+A restarted proxy resumes the rollouts its records directory holds that were not released. A call is
+answered once its record is in the kernel (`durability="page-cache"`: safe from a kill -9 of the proxy)
+or, with `durability="fsync"`, once it is on disk (group-committed: safe from a power loss).
 """
 
 from forge_eval.proxy._adapters import ADAPTERS, Adapter, ConversationStore
@@ -35,14 +37,7 @@ from forge_eval.proxy._config import ProxyConfig
 from forge_eval.proxy._control_client import HttpProxyControl, ProxyControl, ProxyRollout
 from forge_eval.proxy._http_upstream import HttpUpstream
 from forge_eval.proxy._keys import sign_key, verify_key
-from forge_eval.proxy._records import (
-    RecordWriteError,
-    RecordWriter,
-    iter_attempts,
-    load_calls,
-    read_calls,
-    read_rollout,
-)
+from forge_eval.proxy._records import iter_attempts, load_calls, read_calls, read_rollout
 from forge_eval.proxy._scripted import ScriptedPolicy, ScriptedUpstream
 from forge_eval.proxy._server import (
     Listener,
@@ -53,6 +48,7 @@ from forge_eval.proxy._server import (
     serve_in_thread,
 )
 from forge_eval.proxy._upstream import ProxyUpstream, UpstreamError, UpstreamResult
+from forge_eval.proxy._writer import DURABILITY, Durability, RecordWriteError, RecordWriter
 
 
 def __getattr__(name: str) -> object:
@@ -70,6 +66,8 @@ __all__ = [
     "Adapter",
     "BadRequest",
     "CompactResult",
+    "DURABILITY",
+    "Durability",
     "CanonicalRequest",
     "CanonicalResponse",
     "ConversationStore",

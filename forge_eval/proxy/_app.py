@@ -24,9 +24,10 @@ from forge_eval.proxy._canonical import BadRequest
 from forge_eval.proxy._config import ProxyConfig
 from forge_eval.proxy._control import Control
 from forge_eval.proxy._http_upstream import HttpUpstream
-from forge_eval.proxy._records import RecordWriteError, RecordWriter, unreleased_attempts
+from forge_eval.proxy._records import unreleased_attempts
 from forge_eval.proxy._state import ProxyState
 from forge_eval.proxy._upstream import ProxyUpstream
+from forge_eval.proxy._writer import RecordWriteError, RecordWriter
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +167,9 @@ def create_app(config: ProxyConfig, upstream: ProxyUpstream | None = None) -> St
             token_ids=config.token_ids,
             api_key=config.upstream_api_key,
         )
-    proxy = ProxyState(config=config, upstream=upstream, writer=RecordWriter(config.records_dir))
+    proxy = ProxyState(
+        config=config, upstream=upstream, writer=RecordWriter(config.records_dir, config.durability)
+    )
     proxy.idle.set()
     restored = [proxy.rollouts.restore(*found) for found in unreleased_attempts(config.records_dir)]
     if restored:

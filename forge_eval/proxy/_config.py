@@ -5,6 +5,8 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from forge_eval.proxy._writer import Durability
+
 
 @dataclass
 class ProxyConfig:
@@ -12,6 +14,8 @@ class ProxyConfig:
 
     Args:
         records_dir: Where the call and rollout records go.
+        durability: When a call is answered: once its record is in the kernel's page cache (survives a
+            kill -9 of the proxy, not a power loss) or on disk (`fsync`, group-committed); see `DURABILITY`.
         secret: Signs rollout API keys (HMAC); keep it from the harnesses.
         admin_key: Bearer token of the control plane (a separate listener); a random one when None.
             It must differ from `secret`: whoever holds the admin key can post rewards.
@@ -31,6 +35,7 @@ class ProxyConfig:
 
     records_dir: Path
     secret: str
+    durability: Durability = "page-cache"
     admin_key: str | None = None
     upstreams: list[str] = field(default_factory=list)
     served_model: str | None = None

@@ -25,9 +25,10 @@ from forge_eval.proxy._body import loads_json, read_body
 from forge_eval.proxy._call import presented_key
 from forge_eval.proxy._canonical import BadRequest
 from forge_eval.proxy._keys import ROLLOUT_ID, parse_attempt, sign_key, valid_rollout_id
-from forge_eval.proxy._records import RecordWriteError, read_calls, stored_attempt
+from forge_eval.proxy._records import read_calls, stored_attempt
 from forge_eval.proxy._rollouts import RolloutState
 from forge_eval.proxy._state import ProxyState
+from forge_eval.proxy._writer import RecordWriteError
 from forge_eval.proxy.records import RolloutRecord
 
 # the statuses a rollout backend reports -> the record's termination

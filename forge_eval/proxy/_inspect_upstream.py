@@ -60,7 +60,6 @@ def _response(output: ModelOutput) -> CanonicalResponse:
         prompt_tokens=usage.input_tokens if usage else 0,
         completion_tokens=usage.output_tokens if usage else 0,
         model=output.model,
-        raw=output.model_dump(mode="json", exclude_none=True),
     )
 
 

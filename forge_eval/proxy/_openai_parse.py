@@ -63,11 +63,12 @@ def parse_upstream(raw: dict[str, Any], completion: bool) -> CanonicalResponse:
     else:
         message = choice.get("message") or {}
         text = message.get("content") or ""
-        if not isinstance(text, str):
-            text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
+        if isinstance(text, list):
+            text = "".join(str(p.get("text", "")) for p in text if isinstance(p, dict))
+        text = str(text)
         calls = _tool_calls(message)
         reasoning = message.get("reasoning_content") or message.get("reasoning")
-    finish = choice.get("finish_reason") or "stop"
+    finish = str(choice.get("finish_reason") or "stop")
     if calls and finish == "stop":
         finish = "tool_calls"
     return CanonicalResponse(
@@ -81,5 +82,4 @@ def parse_upstream(raw: dict[str, Any], completion: bool) -> CanonicalResponse:
         prompt_token_ids=_ids(raw.get("prompt_token_ids") or choice.get("prompt_token_ids")),
         completion_token_ids=_ids(choice.get("token_ids") or raw.get("response_token_ids")),
         completion_logprobs=_logprobs(choice),
-        raw=raw,
     )

@@ -4,9 +4,9 @@ import asyncio
 from dataclasses import dataclass, field
 
 from forge_eval.proxy._config import ProxyConfig
-from forge_eval.proxy._records import RecordWriter
 from forge_eval.proxy._rollouts import Rollouts
 from forge_eval.proxy._upstream import ProxyUpstream
+from forge_eval.proxy._writer import RecordWriter
 
 
 @dataclass

@@ -8,6 +8,7 @@ import time
 import httpx
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 from forge_eval._cli.proxy import proxy as proxy_cli
@@ -15,10 +16,11 @@ from forge_eval.proxy import free_port, read_calls, read_rollout
 from tests.proxy.conftest import ADMIN, start_cli_proxy
 
 
-def test_kill_9_loses_no_delivered_call(upstream, scripted, tmp_path):
+@pytest.mark.parametrize("durability", ["page-cache", "fsync"])
+def test_kill_9_loses_no_delivered_call(upstream, scripted, tmp_path, durability):
     port, control_port = free_port(), free_port()
     records = tmp_path / "records"
-    process = start_cli_proxy(upstream[1].url, records, port, control_port)
+    process = start_cli_proxy(upstream[1].url, records, port, control_port, "--durability", durability)
     url = f"http://127.0.0.1:{port}"
     try:
         control = f"http://127.0.0.1:{control_port}"

@@ -1,5 +1,6 @@
 """The proxy server over a real scripted upstream: keying, control plane, retries, streaming, records."""
 
+import asyncio
 import threading
 import time
 
@@ -9,6 +10,7 @@ import openai
 import pytest
 
 from forge_eval.proxy import ScriptedUpstream, free_port, read_calls, read_rollout, serve_in_thread
+from forge_eval.proxy._server import run_loop
 from tests.proxy._sse import parse_sse
 
 TASK = [{"role": "user", "content": "create hello.txt containing hi"}]
@@ -285,3 +287,26 @@ def test_models_count_tokens_retries_and_deadline(proxy):
     late = proxy.rollout("late", deadline_s=0.05)
     time.sleep(0.1)
     assert chat(proxy.url, late["api_key"]).status_code == 403
+
+
+def test_the_proxy_serves_from_a_uvloop_event_loop():
+    """uvicorn picks uvloop only in its own run(); the proxy's servers make their loop themselves
+    (`run_loop`, used by the CLI's serve_forever and by ServerThread)."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def app(scope, receive, send):  # type: ignore[no-untyped-def]
+        if scope["type"] != "http":
+            return
+        loop = type(asyncio.get_running_loop())
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": f"{loop.__module__}.{loop.__name__}".encode()})
+
+    with serve_in_thread(app) as server:
+        assert httpx.get(server.url).text == "uvloop.Loop"
+    loops = []
+
+    async def main() -> None:
+        loops.append(asyncio.get_running_loop())
+
+    run_loop(main())
+    assert isinstance(loops[0], uvloop.Loop)

@@ -3,6 +3,7 @@ system never leaves a torn line in front of later records, readers skip and coun
 a purged rollout re-created writes to its new file, and per-rollout memory stays bounded."""
 
 import asyncio
+import errno
 import os
 import resource
 import signal
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
@@ -253,3 +255,86 @@ def test_per_rollout_memory_is_bounded(tmp_path: Path):
         data.post(created["base_path"] + "/v1/responses", json=repeat)  # a retry is still linked
     calls = read_calls(tmp_path, "long")
     assert calls[-1].retry_of == calls[-2].call_id and len(calls) == 3 * RECENT_REQUESTS + 1
+
+
+def test_fsync_mode_syncs_concurrent_calls_in_groups_and_fails_only_the_calls_a_sync_failed(
+    tmp_path, monkeypatch
+):
+    """`durability="fsync"`: 48 calls written at once over 3 rollouts are on disk after far fewer syncs
+    than calls (one per file per batch, each slowed to 20 ms so that calls queue behind it); a sync that
+    fails (EIO on one rollout's file) fails that rollout's calls only, and the writer says why."""
+    real_fdatasync = os.fdatasync
+    synced: list[int] = []
+    broken: set[int] = set()
+
+    def fdatasync(fd: int) -> None:
+        time.sleep(0.02)
+        synced.append(fd)
+        if os.fstat(fd).st_ino in broken:
+            raise OSError(errno.EIO, "Input/output error")
+        real_fdatasync(fd)
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync)
+
+    async def main() -> list[BaseException | None]:
+        writer = RecordWriter(tmp_path, durability="fsync")
+        await asyncio.gather(*(writer.write_call(_call(0, rollout_id=r)) for r in "abc"))
+        synced.clear()
+        await asyncio.gather(
+            *(writer.write_call(_call(seq, rollout_id=r)) for seq in range(1, 17) for r in "abc")
+        )
+        assert 3 <= len(synced) <= 12, synced  # 48 calls, 3 files: a few batches, not 48 syncs
+        broken.add(os.stat(tmp_path / "b" / "0" / "calls.jsonl").st_ino)
+        results = await asyncio.gather(
+            *(writer.write_call(_call(17, rollout_id=r)) for r in "abc"), return_exceptions=True
+        )
+        assert writer.problem() and "Input/output error" in writer.problem()
+        writer.close()
+        return results
+
+    a, b, c = asyncio.run(main())
+    assert a is None and c is None and isinstance(b, RecordWriteError)
+    for rollout_id in "abc":
+        assert [x.seq for x in read_calls(tmp_path, rollout_id)] == list(range(18))
+
+
+class _AnswerUpstream:
+    """An in-process upstream whose answer carries whatever token ids a test gives it (a broken server:
+    the scripted one always sends integers)."""
+
+    token_ids: object = None
+
+    async def complete(self, request, sampling, *, route_key, call_seq):  # type: ignore[no-untyped-def]
+        response = CanonicalResponse(text="ok", prompt_token_ids=self.token_ids)  # type: ignore[arg-type]
+        return UpstreamResult(response, request.body("m", sampling))
+
+    async def count_tokens(self, request):  # type: ignore[no-untyped-def]
+        return 1
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_an_answer_a_record_cannot_hold_is_a_502_and_every_record_reads_back(tmp_path):
+    """The proxy writes its records without validating the whole model: what an upstream fills in is
+    checked as the answer comes in, as the record model would (numpy integers or "12" become 12). Token ids
+    that are not integers fail the call (502, recorded as an upstream failure); a request with an integer
+    beyond 64 bits is served and recorded exactly."""
+    upstream = _AnswerUpstream()
+    app = create_app(ProxyConfig(records_dir=tmp_path, secret="s"), upstream)
+    with TestClient(app) as data, TestClient(create_control_app(app)) as control:
+        admin = {"Authorization": f"Bearer {app.state.proxy.config.admin_key}"}
+        key = control.post("/rollouts", json={"rollout_id": "w"}, headers=admin).json()["api_key"]
+        headers = {"Authorization": f"Bearer {key}"}
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        for bad in (["x"], [1.5], [[1]], "12"):
+            upstream.token_ids = bad
+            answer = data.post(CHAT, json=body, headers=headers)
+            assert answer.status_code == 502, answer.text
+            assert "cannot be recorded: prompt_token_ids" in answer.json()["error"]["message"]
+        upstream.token_ids = [np.int64(1), "2"]
+        huge = 10**30
+        assert data.post(CHAT, json={**body, "seed": huge}, headers=headers).status_code == 200
+    calls = read_calls(tmp_path, "w")
+    assert [c.error_kind for c in calls] == ["http_5xx"] * 4 + ["none"]
+    assert calls[-1].original_request["seed"] == huge and calls[-1].prompt_token_ids == [1, 2]

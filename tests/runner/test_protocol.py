@@ -25,13 +25,17 @@ def test_the_record_holds_what_the_run_used(tmp_path, monkeypatch):
             out=tmp_path,
             quick=True,
             temperature=0.3,
+            max_tokens=32,
         )
         run_benchmark(spec, display="none")
     protocol = load_results(tmp_path).protocol
     assert protocol is not None and protocol.comparable is False
     used = {e.element: e.ours for e in protocol.elements}
-    # the task's own max_tokens and the run's --temperature, as Inspect applied them; no seed
-    assert used["agent_sampling"].value == {"max_tokens": 64, "temperature": 0.3}
+    # --max-tokens over the task's own 64 and --temperature, as Inspect applied them; no seed
+    assert used["agent_sampling"].value == {"max_tokens": 32, "temperature": 0.3}
+    (sampling,) = protocol.of("agent_sampling")
+    note = "temperature 0.3, max_tokens 32: set by this run (its options, or an embedded model's reply cap), "
+    assert sampling.note == note + "not by the task"
     assert used["task_set"].value["n"] == 1 and used["task_set"].label == "listed task ids: 1 tasks"
     assert used["harness"].value == "react"
     same = {e.element: e.same for e in protocol.elements}

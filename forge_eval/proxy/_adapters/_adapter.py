@@ -4,7 +4,6 @@ Each adapter is written once and used both for JSON answers and for the synthesi
 streamed and a non-streamed answer to the same upstream response carry the same content.
 """
 
-import json
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -13,6 +12,7 @@ from typing import Any, ClassVar
 
 from forge_eval._registry import Registry
 from forge_eval.proxy._canonical import CanonicalRequest, CanonicalResponse
+from forge_eval.proxy._json import dumps
 from forge_eval.proxy.records import Api
 
 
@@ -36,11 +36,22 @@ class ConversationStore:
             self._items.pop(next(iter(self._items)))
 
 
+# characters `str.splitlines` breaks a line at that JSON leaves unescaped (httpx's line reader uses it)
+_LINE_BREAKS = ((b"\xc2\x85", b"\\u0085"), (b"\xe2\x80\xa8", b"\\u2028"), (b"\xe2\x80\xa9", b"\\u2029"))
+
+
+def _one_line(data: bytes) -> bytes:
+    for raw, escaped in _LINE_BREAKS:
+        if raw in data:
+            data = data.replace(raw, escaped)
+    return data
+
+
 def sse(event: str | None, data: dict[str, Any] | str) -> bytes:
     """One server-sent event (`event:` line only when the API names its events)."""
-    payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {payload}\n\n".encode()
+    payload = data.encode() if isinstance(data, str) else _one_line(dumps(data))
+    head = b"event: " + event.encode() + b"\n" if event else b""
+    return head + b"data: " + payload + b"\n\n"
 
 
 def new_id(prefix: str) -> str:
