@@ -1,6 +1,9 @@
 """The proxy server over a real scripted upstream: keying, control plane, retries, streaming, records."""
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 import time
 
@@ -310,3 +313,44 @@ def test_the_proxy_serves_from_a_uvloop_event_loop():
 
     run_loop(main())
     assert isinstance(loops[0], uvloop.Loop)
+
+
+CLI_SPY = """
+import asyncio, sys
+from forge_eval._cli.main import main
+from forge_eval.proxy import _server
+
+serve_pair = _server._serve_pair
+
+
+async def spy(data, *rest):
+    async def report():
+        while not data.started:
+            await asyncio.sleep(0.01)
+        loop = type(asyncio.get_running_loop())
+        protocol = data.config.http_protocol_class
+        print(f"serving on {loop.__module__}.{loop.__name__} with {protocol.__name__}", file=sys.stderr)
+        data.should_exit = True
+
+    reporter = asyncio.ensure_future(report())
+    await serve_pair(data, *rest)
+    await reporter
+
+
+_server._serve_pair = spy
+sys.argv = ["forge-eval", *sys.argv[1:]]
+main()
+"""
+
+
+def test_the_cli_proxy_serves_from_uvloop_with_httptools(tmp_path):
+    """`forge-eval proxy serve` itself (not only the helpers): the running data plane's loop is uvloop's
+    and its HTTP protocol uvicorn's httptools one. A spy around the pair of servers reports both once the
+    data plane has started, then asks it to stop."""
+    pytest.importorskip("uvloop")
+    argv = [sys.executable, "-c", CLI_SPY, "proxy", "serve", "--upstream", "http://127.0.0.1:9/v1"]
+    argv += ["--port", "0", "--control-port", "0", "--records", str(tmp_path / "records")]
+    env = {**os.environ, "FORGE_PROXY_SECRET": "s", "FORGE_PROXY_ADMIN_KEY": "a"}
+    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "serving on uvloop.Loop with HttpToolsProtocol" in result.stderr, result.stderr[-2000:]
