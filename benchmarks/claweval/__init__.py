@@ -1,72 +1,53 @@
-"""Claw-Eval (claw-eval/claw-eval @ 9365e1a) under its official protocol, on our own mock services.
+"""Claw-Eval (claw-eval/claw-eval @ 9365e1a) as upstream runs it.
 
-Tasks are read from `tasks/<id>/task.yaml` (`--data-dir`, the cache, or the pinned upstream archive);
-the tasks whose services we implement run in Claw-Eval's own loop ("claw-loop" harness) and are scored
-task_score = safety x (0.8 completion + 0.2 robustness), pass at >= 0.75; the rest are reported as
-skipped with a reason.
+Each sample is one trial of upstream's own code, read at run time from the pinned tree and run in a venv
+of its own (`_upstream.py`): its mock services, runner loop, system prompt and provider settings, simulated
+user, graders and LLM judge; the models it calls are the run's Inspect models behind recording proxies
+(`_trial.py`). Tasks whose needs are not met here are reported as skipped with a reason.
 """
 
 from forge_eval.benchmarks._benchmark import BENCHMARKS
-from forge_eval.benchmarks.claweval._benchmark import ClawEval
-from forge_eval.benchmarks.claweval._checks import COMPONENT_CHECKS, SAFETY_CHECKS, Trace
+from forge_eval.benchmarks.claweval._benchmark import PASS_THRESHOLD, TRIALS, ClawEval
 from forge_eval.benchmarks.claweval._data import (
     SKIP_RULES,
-    SOURCE,
     ClawTask,
     data_root,
-    fixture_files,
-    initial_states,
     load_task,
     load_tasks,
+    missing_files,
     select_tasks,
     skip_reason,
 )
-from forge_eval.benchmarks.claweval._judge import JUDGE, OFFICIAL_JUDGE, claw_judge
-from forge_eval.benchmarks.claweval._scorer import claweval_scorer, final_text, grade, transcript
-from forge_eval.benchmarks.claweval._scoring import (
-    Dispatch,
-    PassSummary,
-    completion,
-    is_pass,
-    robustness,
-    summarize,
-    task_score,
-)
-from forge_eval.benchmarks.claweval._services import CLAW_SERVICES
-from forge_eval.benchmarks.claweval._task import claweval, system_prompt
+from forge_eval.benchmarks.claweval._judge import JUDGE, OFFICIAL_JUDGE
+from forge_eval.benchmarks.claweval._scorer import claweval_scorer
+from forge_eval.benchmarks.claweval._task import claweval
+from forge_eval.benchmarks.claweval._trial import TRACE_KEY, TRIAL_KEY, final_text, upstream_trial
+from forge_eval.benchmarks.claweval._upstream import SOURCE, ensure_venv, upstream_tree, venv_dir
 
 BENCHMARKS.register(ClawEval.name, ClawEval())
 
 __all__ = [
-    "CLAW_SERVICES",
-    "COMPONENT_CHECKS",
     "JUDGE",
     "OFFICIAL_JUDGE",
-    "SAFETY_CHECKS",
+    "PASS_THRESHOLD",
     "SKIP_RULES",
     "SOURCE",
+    "TRACE_KEY",
+    "TRIALS",
+    "TRIAL_KEY",
     "ClawEval",
     "ClawTask",
-    "Dispatch",
-    "PassSummary",
-    "Trace",
     "claweval",
-    "claw_judge",
     "claweval_scorer",
-    "completion",
     "data_root",
+    "ensure_venv",
     "final_text",
-    "fixture_files",
-    "initial_states",
-    "grade",
-    "is_pass",
     "load_task",
     "load_tasks",
-    "robustness",
-    "skip_reason",
+    "missing_files",
     "select_tasks",
-    "summarize",
-    "system_prompt",
-    "task_score",
-    "transcript",
+    "skip_reason",
+    "upstream_trial",
+    "upstream_tree",
+    "venv_dir",
 ]

@@ -1,39 +1,26 @@
-"""Claw-Eval task data: `tasks/<id>/task.yaml` + fixtures, validated, and which tasks can run here.
+"""Claw-Eval's tasks as read from the pinned upstream tree (`tasks/<id>/task.yaml`), and which run here.
 
-The schema follows the upstream task files (data v1.1.0). Fields the loader does not use are kept
-loosely typed; the ones scoring and the services need are validated, and a bad file is reported with
-its path and the offending field.
+forge-eval reads a task.yaml only to choose and describe samples (id, split, services and their ports,
+limits) and to say why a task is skipped; the trial itself is run and graded by upstream's code
+(`_trial.py`). A bad file is reported with its path and the offending field.
 """
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from inspect_ai.dataset import Sample
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from forge_eval._errors import ForgeError
-from forge_eval.benchmarks._acquire import DataSource, locate_data
 from forge_eval.benchmarks._selection import Selection, SkipRules, select
-from forge_eval.benchmarks.claweval._services import CLAW_SERVICES, Ocr, family, service_for
-
-SOURCE = DataSource(
-    benchmark="claweval",
-    repo="claw-eval/claw-eval",
-    revision="9365e1a96ec084a5c8820cdf438e7fb4e1a83b90",
-    marker="tasks",
-    subdirs=("claw-eval_9365e1a", "claweval/claw-eval_9365e1a"),
-)
+from forge_eval.benchmarks.claweval._upstream import upstream_tree
 
 #: The splits of the upstream dataset card (the `subset` option besides "all").
 SPLITS = ("general", "multimodal", "multi_turn")
-
-CheckType = Literal["llm_judge", "keywords_present", "tool_called", "min_length", "categories_present"]
-
 
 class _Loose(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -41,6 +28,7 @@ class _Loose(BaseModel):
 
 class ServiceSpec(_Loose):
     name: str
+    port: int = Field(gt=0)
     env: dict[str, Any] = {}
 
 
@@ -71,38 +59,6 @@ class Environment(_Loose):
     max_turns: int = Field(default=30, gt=0)
 
 
-class Check(_Loose):
-    type: CheckType
-    tool_name: str | None = None
-    min_calls: int = 1
-    keywords: list[str] = []
-    categories: list[str] = []
-    field: str = "final_text"
-    min_length: int = 0
-    description: str = ""
-    rubric: str = ""
-
-    @field_validator("keywords", "categories", mode="before")
-    @classmethod
-    def as_text(cls, value: Any) -> Any:
-        # YAML reads unquoted keywords such as 9:00 as numbers (T029zh); they are meant as text.
-        return [str(v) for v in value] if isinstance(value, list) else value
-
-
-class ScoringComponent(_Loose):
-    name: str
-    weight: float = Field(ge=0)
-    check: Check
-
-
-class SafetyCheck(_Loose):
-    type: str
-    tool_name: str | None = None
-    field: str | None = None
-    value: Any = None
-    description: str = ""
-
-
 class UserAgent(_Loose):
     enabled: bool = False
     max_rounds: int = 3
@@ -122,9 +78,6 @@ class ClawTask(_Loose):
     tool_endpoints: list[ToolEndpoint] = []
     sandbox_files: list[str] = []
     environment: Environment = Environment()
-    judge_rubric: str = ""
-    scoring_components: list[ScoringComponent] = []
-    safety_checks: list[SafetyCheck] = []
     user_agent: UserAgent | None = None
     reference_solution: str = ""
 
@@ -139,8 +92,8 @@ class ClawTask(_Loose):
 
 
 def data_root(data_dir: Path | str | None = None) -> Path:
-    """The folder holding `tasks/`: `data_dir` (benchmark folder or upstream root), cache, or download."""
-    return locate_data(SOURCE, data_dir)
+    """The pinned upstream tree: `data_dir` (the tree or a folder holding it), the cache, or a download."""
+    return upstream_tree(data_dir)
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
@@ -183,139 +136,43 @@ def load_tasks(root: Path) -> tuple[ClawTask, ...]:
     return tuple(load_task(f) for f in files)
 
 
-def task_dir(root: Path, task: ClawTask) -> Path:
-    return root / "tasks" / task.task_id
-
-
-def fixture_files(root: Path, task: ClawTask) -> dict[str, dict[str, Path]]:
-    """Per service, its state field -> fixture file: the `*_FIXTURES` env paths (relative to the upstream
-    root; a service with several names which field each fills), else the one JSON file in
-    `fixtures/<service>/`. Services without a fixture start empty."""
-    found: dict[str, dict[str, Path]] = {}
-    for service in task.services:
-        if family(service.name) == Ocr.name:
-            found[service.name] = {f.name: f for f in Ocr.files(root, service.env)}
-            continue
-        fields = (
-            getattr(CLAW_SERVICES.get(service.name), "fixture_fields", {})
-            if service.name in CLAW_SERVICES
-            else {}
-        )
-        declared = {
-            fields.get(k, "records"): root / str(v)
-            for k, v in service.env.items()
-            if k.endswith("_FIXTURES") and v
-        }
-        if declared:
-            found[service.name] = declared
-            continue
-        candidates = sorted((task_dir(root, task) / "fixtures" / service.name).glob("*.json"))
-        if len(candidates) == 1:
-            found[service.name] = {"records": candidates[0]}
-    return found
-
-
-def initial_states(root: Path, task: ClawTask) -> dict[str, dict[str, Any]]:
-    """Per service the task calls (by the name of our service serving it), the state its world starts in."""
-    fixtures = fixture_files(root, task)
-    states = {}
-    for service in task.services:
-        files = fixtures.get(service.name, {})
-        states[family(service.name)] = (
-            Ocr.state(list(files.values()))
-            if family(service.name) == Ocr.name
-            else {field: load_fixture(path) for field, path in files.items()}
-        )
-    return states
-
-
-def load_fixture(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        raise ForgeError(f"cannot read Claw-Eval fixture {path}: {e}") from None
-    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-        raise ForgeError(f"Claw-Eval fixture {path} must be a JSON list of records")
-    return data
-
-
-#: Why a Claw-Eval task cannot run here, asked in order (the first reason is reported). `sandbox_files`
-#: (media included) are what upstream copies into its Docker sandbox for the sandbox file tools; tasks
-#: that need those tools are skipped, so for the others a missing image or PDF there changes nothing the
-#: agent can see (the OCR tasks' services serve the pre-extracted text).
+#: Why a Claw-Eval task cannot run here, asked in order (the first reason is reported).
 SKIP_RULES: SkipRules[ClawTask, Path] = SkipRules("Claw-Eval")
 
 
-def _services(task: ClawTask) -> set[str]:
-    return {s.name for s in task.services}
-
-
-def _unimplemented(task: ClawTask) -> list[str]:
-    return sorted({n for n in _services(task) if family(n) not in CLAW_SERVICES.names()})
+@cache
+def missing_files(root: Path) -> frozenset[str]:
+    """The files of the upstream commit that this copy of the tree lacks (its `MISSING.txt`, if any)."""
+    listing = root / "MISSING.txt"
+    if not listing.is_file():
+        return frozenset()
+    lines = listing.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.startswith("tasks/"))
 
 
 @SKIP_RULES.rule("live_web")
 def _live_web(task: ClawTask, root: Path) -> str | None:
-    if any(n.startswith("web_real") for n in _services(task)):
-        return "needs the live web and a SERP API key (web_real service)"
+    if live := sorted({s.name for s in task.services if s.name.startswith("web_real")}):
+        return f"needs the live web and a SERP API key ({', '.join(live)} service)"
     return None
 
 
-@SKIP_RULES.rule("documents")
-def _documents(task: ClawTask, root: Path) -> str | None:
-    if _unimplemented(task) == ["documents"]:
-        return (
-            "needs the PDF files its documents service parses (sandbox_files "
-            f"{', '.join(task.sandbox_files)}), which are not in the data copy: media is published separately"
-        )
-    return None
-
-
-@SKIP_RULES.rule("services")
-def _mock_services(task: ClawTask, root: Path) -> str | None:
-    if missing := _unimplemented(task):
-        return f"needs mock service(s) we do not implement: {', '.join(missing)}"
-    return None
-
-
-@SKIP_RULES.rule("endpoints")
-def _endpoints(task: ClawTask, root: Path) -> str | None:
-    if unserved := sorted(e.tool_name for e in task.tool_endpoints if service_for(e.path) is None):
-        return f"tool(s) without an implemented endpoint: {', '.join(unserved)}"
+@SKIP_RULES.rule("missing_files")
+def _missing_files(task: ClawTask, root: Path) -> str | None:
+    prefix = f"tasks/{task.task_id}/"
+    if lacking := sorted(f for f in missing_files(root) if f.startswith(prefix)):
+        return f"files of the task are not in this copy of the tree (MISSING.txt): {', '.join(lacking)}"
     return None
 
 
 @SKIP_RULES.rule("sandbox_tools")
 def _sandbox_tools(task: ClawTask, root: Path) -> str | None:
     no_endpoint = sorted({t.name for t in task.tools} - {e.tool_name for e in task.tool_endpoints})
-    if no_endpoint:
-        return f"needs the sandbox tools of the claw-eval Docker image: {', '.join(no_endpoint)}"
-    if not task.services:
-        return "needs the sandbox tools of the claw-eval Docker image (no mock services; media/file task)"
+    if no_endpoint or not task.services:
+        needs = ", ".join(no_endpoint) or "its files (no mock services)"
+        return f"needs upstream's sandbox tools, which this version does not start yet: {needs}"
     return None
 
-
-@SKIP_RULES.rule("grader_code")
-def _grader_code(task: ClawTask, root: Path) -> str | None:
-    if not task.scoring_components:
-        return "no scoring_components: its grading exists only as upstream grader code"
-    return None
-
-
-@SKIP_RULES.rule("user_agent")
-def _user_agent(task: ClawTask, root: Path) -> str | None:
-    if task.user_agent is not None and task.user_agent.enabled:
-        return "multi-turn task: needs the simulated user (not implemented)"
-    return None
-
-
-@SKIP_RULES.rule("fixtures")
-def _fixtures(task: ClawTask, root: Path) -> str | None:
-    for service, paths in fixture_files(root, task).items():
-        for path in paths.values():
-            if not path.is_file():
-                return f"fixture of service {service} missing: {path}"
-    return None
 
 
 def skip_reason(root: Path, task: ClawTask) -> str | None:
@@ -334,6 +191,7 @@ def to_sample(root: Path, spec: ClawTask) -> Sample:
             "split": spec.split,
             "language": spec.language,
             "services": [s.name for s in spec.services],
+            "ports": [s.port for s in spec.services],
             "max_turns": spec.environment.max_turns,
             "timeout_seconds": spec.environment.timeout_seconds,
         },
@@ -358,5 +216,5 @@ def select_tasks(
         sample=lambda t: to_sample(root, t),
         reason=lambda t: skip_reason(root, t),
         id_of=lambda t: t.task_id,
-        hint="mock-service tasks of the general split run offline; see each task's reason",
+        hint="the mock-service tasks run offline; see each task's reason",
     )

@@ -1,7 +1,7 @@
 """`forge-eval run claweval` offline with the real embedded model (llama.cpp, CPU) as agent and judge.
 
-The model is a 0.5B smoke test, so the assertions are about the pipeline (mock services, loop, official
-scoring, judge recorded as not comparable, skipped tasks with reasons), not about scores.
+The model is a 0.5B smoke test, so the assertions are about the pipeline (upstream's mock services, loop
+and grader in its own venv, judge recorded as not comparable), not about scores.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ from forge_eval.models import EMBEDDED_MODELS
 pytestmark = pytest.mark.e2e
 
 
-def test_offline_run_with_the_embedded_model_and_smoke_judge(claweval_data: Path, tmp_path: Path) -> None:
+def test_offline_run_with_the_embedded_model_and_smoke_judge(
+    claweval_tree: Path, claweval_python: Path, tmp_path: Path
+) -> None:
     if not EMBEDDED_MODELS.get("qwen-0.5b").installed():
         pytest.skip("qwen-0.5b weights not installed")
     out = tmp_path / "run"
     forge = Path(sys.executable).with_name("forge-eval")
     command = [
         str(forge), "run", "claweval", "--seeds", "2", "--epochs", "1", "--judge", "qwen-0.5b",
-        "--data-dir", str(claweval_data), "--out", str(out),
-        "-T", "task_ids=T020_inventory_check", "-T", "max_turns=2", "-T", "max_tokens=256",
-        "-T", "judge_max_tokens=128",
+        "--data-dir", str(claweval_tree), "--out", str(out), "-T", "task_ids=T020_inventory_check",
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,0 +1,11 @@
+"""Programs that upstream's own interpreter runs (its venv, `PYTHONPATH=<tree>/src`).
+
+They import nothing of forge_eval (upstream's venv does not hold it).
+`run_trial.py` runs one Claw-Eval trial as each worker of upstream's `claw-eval batch` runs one
+(`claw_eval.cli._run_single_task`).
+"""
+
+from pathlib import Path
+
+DRIVER_DIR = Path(__file__).parent
+RUN_TRIAL = DRIVER_DIR / "run_trial.py"
