@@ -2,11 +2,14 @@
 
 Each selected weblab task is played twice by its scripted oracle through the real browser: solved, and a
 plausible failure (a wrong answer, or an action left undone while reporting "Done."). The verifier gives
-the truth; the judge (Inspect role "judge", default: the run's model) gives its verdict. Prints accuracy,
+the truth; the judge (Inspect role "judge", default: the run's model) gives its verdict, with the official
+judge prompts: upstream's own code, read from the pinned trees (`--upstream-dir`, else the cache, else
+downloaded). Prints accuracy,
 false-success rate and Cohen's kappa with 95% bootstrap CIs. Not a speed benchmark: a measurement that
 nobody publishes for web judges, kept here beside the other measured figures.
 
     .venv/bin/python bench/judge_agreement.py [--judge webvoyager|webjudge] [--tasks 12] [--model M]
+        [--upstream-dir ../shared/upstream]
 """
 
 from __future__ import annotations
@@ -42,12 +45,13 @@ def main() -> None:
     parser.add_argument("--judge", choices=sorted(SCORERS), default="webvoyager")
     parser.add_argument("--tasks", type=int, default=12)
     parser.add_argument("--model", default=None, help="judge model (default: the embedded model)")
+    parser.add_argument("--upstream-dir", default=None, help="folder of the pinned upstream trees")
     args = parser.parse_args()
     ids = spread(args.tasks)
     start = time.perf_counter()
     with resolved_model(args.model) as model, tempfile.TemporaryDirectory() as logs:
         (log,) = inspect_eval(
-            agreement_task(args.judge, task_ids=ids),
+            agreement_task(args.judge, task_ids=ids, upstream_dir=args.upstream_dir),
             model=model.inspect_model,
             model_base_url=model.base_url,
             model_args=model.model_args,

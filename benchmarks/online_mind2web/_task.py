@@ -23,6 +23,7 @@ def online_mind2web(
     max_tokens: int = 1024,
     local_clones: bool = False,
     data_dir: str | None = None,
+    upstream_dir: str | None = None,
 ) -> Task:
     """Online-Mind2Web on the live web, judged by WebJudge (role "judge").
 
@@ -33,11 +34,13 @@ def online_mind2web(
         task_ids: Comma-separated task ids; level: easy, medium or hard only.
         judge_text: Judge from ARIA + OCR text instead of screenshots (not comparable).
         data_dir: A copy of the upstream data (default: the cache, else the pinned upstream download).
+        upstream_dir: A clone of the judge's upstream repository at its pinned commit, or a folder of
+            such trees named `owner+name@commit` (default: the cache, else downloaded).
     """
     return live_web_task(
         name="online_mind2web",
         samples=select_tasks(data_dir, version, task_ids, level).samples,
-        judge=online_mind2web_scorer(judge_text),
+        judge=online_mind2web_scorer(judge_text, upstream_dir),
         seed=seed,
         harness=harness,
         max_steps=max_steps,

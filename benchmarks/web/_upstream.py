@@ -1,4 +1,4 @@
-"""Where the live-web benchmarks' official task data comes from: Fara's and MolmoWeb's repositories.
+"""Where the live-web benchmarks' official data and code come from: Fara's, MolmoWeb's and WebVoyager's trees.
 
 Both WebVoyager and Online-Mind2Web ship in each of them (Fara's copies are the older versions, MolmoWeb's
 the revised ones), so the two pins and their folder layouts live here once.
@@ -49,3 +49,47 @@ def locate_version(
     if version not in sources:
         raise UnknownNameError(f"{what} version", version, list(sources))
     return sources[version], locate_data(sources[version], data_dir)
+
+
+# Upstream code read at run time: the judges' and the MolmoWeb agent's prompts and message construction.
+WEBVOYAGER_REPO, WEBVOYAGER_REVISION = "MinorJerry/WebVoyager", "5a78967"
+
+
+def _code_source(name: str, repo: str, revision: str, marker: str) -> DataSource:
+    """An upstream repository as a tree of code: a clone at `revision`, or the folder holding such
+    clones named `owner+name@revision` (how the pinned trees are kept side by side)."""
+    return DataSource(
+        benchmark=name,
+        repo=repo,
+        revision=revision,
+        marker=marker,
+        subdirs=(f"{repo.replace('/', '+')}@{revision}",),
+    )
+
+
+#: WebVoyager's own judge (`auto_eval_by_gpt4v`) and its evaluation script's settings.
+WEBVOYAGER_TREE = _code_source(
+    "webvoyager-code", WEBVOYAGER_REPO, WEBVOYAGER_REVISION, "evaluation/auto_eval.py"
+)
+#: Fara's Online-Mind2Web engine: WebJudge's prompts and message construction, its verdict extraction.
+FARA_TREE = _code_source(
+    "fara-code",
+    FARA_REPO,
+    FARA_REVISION,
+    "webeval/src/webeval/benchmarks/om2w/impl/src/methods/webjudge_online_mind2web.py",
+)
+#: MolmoWeb's agent: its prompt template (`agent/multimodal_agent.py`) and sampling defaults.
+MOLMOWEB_TREE = _code_source("molmoweb-code", MOLMOWEB_REPO, MOLMOWEB_REVISION, "agent/multimodal_agent.py")
+
+_located: dict[str, Path] = {}
+
+
+def locate_tree(source: DataSource, upstream_dir: Path | str | None = None) -> Path:
+    """The pinned upstream tree: in `upstream_dir` (a clone, or the folder holding `owner+name@commit`
+    trees), else the cache, else downloaded once. Remembered, so later calls in the run (the judge block
+    of results.json, the protocol record) find the same tree without the option."""
+    if upstream_dir is None and source.benchmark in _located:
+        return _located[source.benchmark]
+    found = locate_data(source, upstream_dir)
+    _located[source.benchmark] = found
+    return found

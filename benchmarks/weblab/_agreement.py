@@ -197,8 +197,11 @@ def agreement_from_log(log: EvalLog, judge: str) -> Agreement:
     return judge_agreement(truth, judged, tasks=tasks)
 
 
-def agreement_task(judges: str, task_ids: str | None = None, subset: str = "all") -> Task:
-    """Oracle trajectories (solved and plausibly failed, one of each per task) judged beside the verifier."""
+def agreement_task(
+    judges: str, task_ids: str | None = None, subset: str = "all", upstream_dir: str | None = None
+) -> Task:
+    """Oracle trajectories (solved and plausibly failed, one of each per task) judged beside the verifier
+    by the official judges (upstream's code from the trees in `upstream_dir`, else the cache/download)."""
     samples = [
         Sample(
             id=f"{base.id}@{variant}",  # `task_of` reads the task id before the "@"
@@ -213,7 +216,7 @@ def agreement_task(judges: str, task_ids: str | None = None, subset: str = "all"
         dataset=MemoryDataset(samples, name="weblab-judge-agreement"),
         setup=weblab_setup(),
         solver=oracle_agent(),
-        scorer=[weblab_verifier(), *judge_scorers(judges)],
+        scorer=[weblab_verifier(), *judge_scorers(judges, upstream_dir)],
         cleanup=close_episode,
         name="weblab_judge_agreement",
     )

@@ -47,6 +47,7 @@ def weblab(
     observation: str = "auto",
     judges: str = "",
     max_tokens: int = DEFAULT_MAX_TOKENS,
+    upstream_dir: str | None = None,
 ) -> Task:
     """weblab: offline web tasks on six local sites, checked against ground truth.
 
@@ -61,6 +62,8 @@ def weblab(
         judges: Comma-separated LLM judges to run beside the verifier ("webvoyager", "webjudge",
             "webvoyager-text", "webjudge-text"), for the judge-vs-verifier agreement study.
         max_tokens: Most tokens per model reply.
+        upstream_dir: Where the judges' pinned upstream trees are (a folder of `owner+name@commit`
+            trees; default: the cache, else downloaded).
     """
     return benchmark_task(
         "weblab",
@@ -68,7 +71,7 @@ def weblab(
         seed=seed,
         harness=harness,
         agent=lambda chosen: web_agent(chosen.name, SYSTEM_PROMPT, observation),
-        scorer=[weblab_verifier(), *judge_scorers(judges)],
+        scorer=[weblab_verifier(), *judge_scorers(judges, upstream_dir)],
         setup=weblab_setup(max_steps),
         cleanup=close_episode,
         config=GenerateConfig(max_tokens=max_tokens),

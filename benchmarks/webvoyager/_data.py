@@ -116,6 +116,7 @@ def to_sample(task: VoyagerTask, version: str) -> Sample:
             "site_url": task.web,
             "start_url": "about:blank",
             "task": prompt(task),
+            "question": task.question,
             "dates": task.dates,
             "reference_type": task.reference_type,
             "version": version,

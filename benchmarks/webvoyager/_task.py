@@ -23,6 +23,7 @@ def webvoyager(
     max_tokens: int = 1024,
     local_clones: bool = False,
     data_dir: str | None = None,
+    upstream_dir: str | None = None,
 ) -> Task:
     """WebVoyager (Fara-595) on the live web, judged by WebVoyager's LLM judge (role "judge").
 
@@ -33,11 +34,13 @@ def webvoyager(
         task_ids: Comma-separated task ids; site: only this site's tasks (e.g. "Allrecipes").
         judge_text: Judge from ARIA + OCR text instead of screenshots (not comparable).
         data_dir: A copy of the upstream data (default: the cache, else the pinned upstream download).
+        upstream_dir: A clone of the judge's upstream repository at its pinned commit, or a folder of
+            such trees named `owner+name@commit` (default: the cache, else downloaded).
     """
     return live_web_task(
         name="webvoyager",
         samples=select_tasks(data_dir, version, task_ids, site).samples,
-        judge=webvoyager_scorer(judge_text),
+        judge=webvoyager_scorer(judge_text, upstream_dir),
         seed=seed,
         harness=harness,
         max_steps=max_steps,

@@ -1,8 +1,9 @@
 """LLM judges for web trajectories, as Inspect scorers with the model role "judge".
 
-`webvoyager_judge` (WebVoyager / Fara-595) and `webjudge` (Online-Mind2Web's WebJudge), each with a
-text-only variant for judges that cannot see images (ARIA + OCR, marked "not comparable"). `JUDGES`
-names them for `judge_scorers("webvoyager,webjudge-text")`.
+`webvoyager_judge` (WebVoyager's `auto_eval_by_gpt4v`) and `webjudge` (Online-Mind2Web's WebJudge) run
+upstream's own code from the pinned trees, each with a text-only variant for judges that cannot see
+images (ARIA + OCR instead of each image, marked "not comparable"). `JUDGES` names them for
+`judge_scorers("webvoyager,webjudge-text")`.
 """
 
 from __future__ import annotations
@@ -13,42 +14,72 @@ from typing import Any
 from inspect_ai.scorer import Scorer
 
 from forge_eval._registry import Registry
-from forge_eval.benchmarks.web.judges._common import JUDGE_CONFIG, JUDGE_ROLE, JudgeView, prompt_sha256
+from forge_eval.benchmarks.web._upstream import FARA_TREE, WEBVOYAGER_TREE, locate_tree
+from forge_eval.benchmarks.web.judges import _webjudge, _webvoyager
+from forge_eval.benchmarks.web.judges._common import JUDGE_ROLE, JudgeError, JudgeView
 from forge_eval.benchmarks.web.judges._ocr import ocr, ocr_available
-from forge_eval.benchmarks.web.judges._webjudge import PROMPT_SHA256 as WEBJUDGE_PROMPT_SHA256
 from forge_eval.benchmarks.web.judges._webjudge import (
-    keep_screenshots,
-    parse_relevance,
-    parse_status,
+    action_history,
+    is_reasoning,
+    judge_config,
+    run_webjudge,
     webjudge,
 )
-from forge_eval.benchmarks.web.judges._webvoyager import PROMPT_SHA256 as WEBVOYAGER_PROMPT_SHA256
-from forge_eval.benchmarks.web.judges._webvoyager import parse_verdict, webvoyager_judge
+from forge_eval.benchmarks.web.judges._webvoyager import run_auto_eval, webvoyager_judge
 from forge_eval.harnesses import is_text_only
 
-JUDGES: Registry[Callable[[], Scorer]] = Registry("web judge")
-JUDGES.register("webvoyager", lambda: webvoyager_judge())
-JUDGES.register("webvoyager-text", lambda: webvoyager_judge(text=True))
-JUDGES.register("webjudge", lambda: webjudge())
-JUDGES.register("webjudge-text", lambda: webjudge(text=True))
-
-PROMPT_HASHES = {"webvoyager": WEBVOYAGER_PROMPT_SHA256, "webjudge": WEBJUDGE_PROMPT_SHA256}
+JUDGES: Registry[Callable[..., Scorer]] = Registry("web judge")
+JUDGES.register("webvoyager", lambda **o: webvoyager_judge(**o))
+JUDGES.register("webvoyager-text", lambda **o: webvoyager_judge(text=True, **o))
+JUDGES.register("webjudge", lambda **o: webjudge(**o))
+JUDGES.register("webjudge-text", lambda **o: webjudge(text=True, **o))
 
 
-def judge_scorers(names: str) -> list[Scorer]:
-    """Scorers for a comma-separated list of judge names ('' = none)."""
-    return [JUDGES.get(n.strip())() for n in names.split(",") if n.strip()]
+def judge_scorers(names: str, upstream_dir: str | None = None) -> list[Scorer]:
+    """Scorers for a comma-separated list of judge names ('' = none), reading upstream's trees from
+    `upstream_dir` (default: the cache, else downloaded)."""
+    return [JUDGES.get(n.strip())(upstream_dir=upstream_dir) for n in names.split(",") if n.strip()]
+
+
+def judge_source(judge: str, upstream_dir: str | None = None) -> dict[str, Any]:
+    """Where a judge's prompts come from: the upstream tree, the files, and their sha256."""
+    if judge == "webvoyager":
+        tree = locate_tree(WEBVOYAGER_TREE, upstream_dir)
+        return {
+            "tree": tree,
+            "repo": WEBVOYAGER_TREE.repo,
+            "commit": WEBVOYAGER_TREE.revision,
+            "path": _webvoyager.JUDGE_FILE,
+            "symbol": "auto_eval_by_gpt4v",
+            "sha256": _webvoyager.prompt_sha256(tree),
+            "settings": {"max_attached_imgs": _webvoyager.attached_screenshots(tree)},
+        }
+    tree = locate_tree(FARA_TREE, upstream_dir)
+    return {
+        "tree": tree,
+        "repo": FARA_TREE.repo,
+        "commit": FARA_TREE.revision,
+        "path": _webjudge.JUDGE_FILE,
+        "symbol": "WebJudge_Online_Mind2Web_eval",
+        "sha256": _webjudge.prompt_sha256(tree),
+        "settings": {"score_threshold": _webjudge.SCORE_THRESHOLD, "mode": _webjudge.MODE},
+    }
 
 
 def judge_info(judge: str, judge_model: str, official_model: str | None) -> dict[str, Any]:
     """What identifies a judge setup in results.json: prompt hash, settings, comparability."""
     text = is_text_only(judge_model)
+    source = judge_source(judge)
+    settings = dict(source["settings"])
+    if judge == "webjudge":
+        _, utils = _webjudge.judge_modules(source["tree"])
+        settings.update(judge_config(utils, judge_model).model_dump(exclude_none=True))
     info: dict[str, Any] = {
         "judge": judge,
-        "prompt_sha256": PROMPT_HASHES[judge],
-        "settings": JUDGE_CONFIG.model_dump(exclude_none=True),
+        "prompt_sha256": source["sha256"],
+        "prompts": f"upstream's: {source['repo']}@{source['commit']}:{source['path']} ({source['symbol']})",
+        "settings": settings,
         "variant": "text" if text else "vision",
-        "max_images": 50 if judge == "webjudge" else 30,
     }
     notes = []
     if text:
@@ -63,19 +94,19 @@ def judge_info(judge: str, judge_model: str, official_model: str | None) -> dict
 
 __all__ = [
     "JUDGES",
-    "JUDGE_CONFIG",
     "JUDGE_ROLE",
-    "PROMPT_HASHES",
+    "JudgeError",
     "JudgeView",
+    "action_history",
+    "is_reasoning",
+    "judge_config",
     "judge_info",
     "judge_scorers",
-    "keep_screenshots",
+    "judge_source",
     "ocr",
     "ocr_available",
-    "parse_relevance",
-    "parse_status",
-    "parse_verdict",
-    "prompt_sha256",
+    "run_auto_eval",
+    "run_webjudge",
     "webjudge",
     "webvoyager_judge",
 ]

@@ -1,22 +1,20 @@
-"""What both judges share: the judge model role, screenshots as images or as text, verdict parsing."""
+"""What both judges share: the judge model role, screenshots as images or as text, judge errors."""
 
 from __future__ import annotations
 
 import base64
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai.model import ContentImage, ContentText, GenerateConfig, Model, get_model
+from inspect_ai.model import ContentImage, ContentText, Model
 
+from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.web._trajectory import Step, Trajectory
 from forge_eval.benchmarks.web.judges._ocr import ocr, ocr_available
 from forge_eval.harnesses import is_text_only
 
 #: Inspect model role the judges use (`forge-eval run --judge MODEL` binds it; unbound = the run's model).
 JUDGE_ROLE = "judge"
-#: Judges sample greedily so that a verdict is repeatable; 512 tokens hold a short rationale and the verdict.
-JUDGE_CONFIG = GenerateConfig(temperature=0.0, max_tokens=512)
 #: ARIA characters per screenshot in the text-only variant.
 TEXT_ARIA_CHARS = 1500
 
@@ -49,8 +47,8 @@ class JudgeView:
         return not self.text
 
 
-def judge_model() -> Model:
-    return get_model(role=JUDGE_ROLE, config=JUDGE_CONFIG)
+class JudgeError(ForgeError):
+    """The judge gave no verdict (an empty reply): the sample ends with this error, not a score of 0."""
 
 
 def resolve_view(variant_text: bool, model: Model, ocr_text: bool) -> JudgeView:
@@ -61,15 +59,6 @@ def resolve_view(variant_text: bool, model: Model, ocr_text: bool) -> JudgeView:
 def all_steps(trajectory: Trajectory) -> list[Step]:
     """The start page and every step, in order (each carries the screenshot taken after it)."""
     return ([trajectory.initial] if trajectory.initial else []) + list(trajectory.steps)
-
-
-def prompt_sha256(*templates: str) -> str:
-    """Identifies the judge's prompts in results.json (changes whenever a template does)."""
-    digest = hashlib.sha256()
-    for template in templates:
-        digest.update(template.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
 
 
 def judge_metadata(name: str, model: Model, view: JudgeView, images: int, **extra: Any) -> dict[str, Any]:

@@ -1,141 +1,190 @@
-"""WebJudge (Online-Mind2Web): key points -> per-screenshot relevance 1-5 -> outcome.
+"""WebJudge (Online-Mind2Web), run as upstream's own code from Fara's Online-Mind2Web engine.
 
-Three stages with the judge model: (1) the key points a correct solution must meet, from the task
-alone; (2) each screenshot scored 1-5 for how much evidence it holds about them, keeping those scoring
->= 3 (at most 50, the highest); (3) the outcome from the task, key points, action history, final response
-and the kept screenshots. Prompts are written for forge-eval to that published method, not copied.
+`WebJudge_Online_Mind2Web_eval` (its methods/webjudge_online_mind2web.py) asks the judge for the task's
+key points, rates every screenshot 1-5 for them and builds the outcome messages from the task, the key
+points, the action history and the first 50 screenshots rated >= 3 (`detail: high`); it gets no final
+response, and the action history leaves out the final answer step, as upstream's runners pass it. The
+outcome call and its verdict are those of its run.py: `extract_predication` of its utils.py.
+
+The judge is the Inspect role "judge". Settings are those of upstream's engine (`OpenaiEngine.generate`:
+its reply cap and temperature), except that an o-series (reasoning) judge gets a reply budget of at
+least 2048 tokens, which its hidden reasoning shares, and no temperature (they take none). A verdict
+call that returns nothing (the budget spent before the answer) is a judge error: the sample ends with
+that error instead of a score, since the agent did not fail.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
+import tempfile
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentText
+from inspect_ai.model import GenerateConfig, Model, get_model
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
+from PIL import Image
 
 from forge_eval.benchmarks.web._binding import current_env
+from forge_eval.benchmarks.web._trajectory import Step, Trajectory
+from forge_eval.benchmarks.web._upstream import FARA_TREE, locate_tree
 from forge_eval.benchmarks.web.judges._common import (
+    JUDGE_ROLE,
+    JudgeError,
+    JudgeView,
     all_steps,
     judge_metadata,
-    judge_model,
-    prompt_sha256,
     resolve_view,
 )
+from forge_eval.harnesses.upstream import load_module, to_inspect
+from forge_eval.rundir import sha256_files
 
-KEEP_MIN_SCORE = 3
-MAX_IMAGES = 50
-
-KEY_POINTS = """\
-You prepare the evaluation of a web task. List the key points a correct solution must satisfy: every \
-explicit requirement (the item or page to find, filters, values, quantities, dates, the action to perform). \
-Do not add requirements the task does not state.
-Task: {task}
-Answer with "Key points:" followed by a numbered list."""
-
-RELEVANCE = """\
-Task: {task}
-{key_points}
-Look at the screenshot from the agent's trajectory. Describe briefly what it shows that matters for the key \
-points (values, filters, confirmations, errors). Then rate how useful it is as evidence for judging the \
-task, from 1 (irrelevant) to 5 (shows decisive evidence). End with "Score: <1-5>"."""
-
-OUTCOME_SYSTEM = """\
-You judge whether a web agent completed a task. You get the task, its key points, the agent's action \
-history, its final response, and the screenshots that hold evidence (with notes). The task is completed \
-only if every key point is met according to the evidence; claims without evidence do not count. \
-Explain briefly, then end with exactly one line: "Status: success" or "Status: failure"."""
-
-OUTCOME = """\
-Task: {task}
-{key_points}
-Action history:
-{history}
-Final response: {response}
-{n} screenshots with evidence follow."""
-
-PROMPT_SHA256 = prompt_sha256(KEY_POINTS, RELEVANCE, OUTCOME_SYSTEM, OUTCOME)
+_SRC = "webeval/src/webeval/benchmarks/om2w/impl/src"
+JUDGE_FILE = f"{_SRC}/methods/webjudge_online_mind2web.py"
+UTILS_FILE = f"{_SRC}/utils.py"
+#: The name upstream's judge module imports its utils by.
+UTILS_MODULE = "webeval.benchmarks.om2w.impl.src.utils"
+#: run.py's `--mode` for this judge (its verdict rule in `extract_predication`).
+MODE = "WebJudge_Online_Mind2Web_eval"
+#: run.py's `--score_threshold` default: screenshots rated at least this are kept.
+SCORE_THRESHOLD = 3
+#: The least reply budget of an o-series judge (its reasoning tokens count against it).
+REASONING_MAX_TOKENS = 2048
+#: The action that ends an episode with the answer; upstream's history does not include it.
+ANSWER_ACTION = "send_msg_to_user"
+_REASONING = re.compile(r"(^|/)o\d")
 
 
-def parse_relevance(text: str) -> int:
-    """The 1-5 score of a relevance reply (1 when there is none)."""
-    found = re.findall(r"score\s*[:=]?\s*\**\s*([1-5])", text, re.IGNORECASE)
-    return int(found[-1]) if found else 1
+def judge_modules(tree: Path) -> tuple[ModuleType, ModuleType]:
+    """Upstream's WebJudge module and its utils (engine defaults, image encoding, verdict rule)."""
+    utils = load_module(tree / UTILS_FILE)
+    methods = load_module(tree / JUDGE_FILE, ((UTILS_MODULE, tree / UTILS_FILE),))
+    return methods, utils
 
 
-def parse_status(text: str) -> bool | None:
-    found = re.findall(r"status\s*[:=]?\s*\**\s*\"?(success|failure|fail)", text, re.IGNORECASE)
-    return found[-1].lower() == "success" if found else None
+def is_reasoning(model_name: str) -> bool:
+    """Whether a judge is an o-series model (o1, o3, o4-mini, ...): hidden reasoning, no temperature."""
+    return bool(_REASONING.search(model_name))
 
 
-def keep_screenshots(scores: list[int]) -> list[int]:
-    """Indices of the screenshots kept for the outcome: score >= 3, at most 50 (best first), in order."""
-    eligible = [i for i, s in enumerate(scores) if s >= KEEP_MIN_SCORE]
-    best = sorted(eligible, key=lambda i: (-scores[i], i))[:MAX_IMAGES]
-    return sorted(best)
+def judge_config(utils: ModuleType, model_name: str) -> GenerateConfig:
+    """Upstream's engine settings (`OpenaiEngine.generate` defaults), with an o-series judge's budget."""
+    defaults = inspect.signature(utils.OpenaiEngine.generate).parameters
+    max_tokens, temperature = defaults["max_new_tokens"].default, defaults["temperature"].default
+    if is_reasoning(model_name):
+        return GenerateConfig(max_tokens=max(max_tokens, REASONING_MAX_TOKENS))
+    return GenerateConfig(max_tokens=max_tokens, temperature=temperature)
+
+
+def action_history(trajectory: Trajectory) -> list[str]:
+    """The action history upstream's judge is given: every step but the final answer."""
+    lines = trajectory.action_history()
+    if trajectory.steps and trajectory.steps[-1].action.get("name") == ANSWER_ACTION:
+        lines = lines[:-1]
+    return lines
+
+
+class InspectEngine:
+    """The model object upstream's judge calls (`await model.agenerate(messages)` -> replies), answered
+    by an Inspect model; keeps every reply."""
+
+    def __init__(self, model: Model, config: GenerateConfig, view: JudgeView, renderings: dict[str, Step]):
+        self.model, self.config, self.view, self.renderings = model, config, view, renderings
+        self.calls: list[tuple[list[dict[str, Any]], str]] = []
+
+    def _image(self, url: str, detail: str) -> list[Any]:
+        return self.view.screenshot(self.renderings[url.split(",", 1)[1]], "Screenshot:")
+
+    async def agenerate(self, messages: list[dict[str, Any]], **_: Any) -> list[str]:
+        chat = to_inspect(messages, self._image if self.view.text else None)
+        output = await self.model.generate(chat, config=self.config)
+        self.calls.append((messages, output.completion))
+        return [output.completion]
+
+
+async def run_webjudge(
+    tree: Path, model: Model, view: JudgeView, task: str, history: list[str], steps: list[Step]
+) -> tuple[int, dict[str, Any], InspectEngine]:
+    """Upstream's WebJudge on an episode: its verdict (1 or 0), what it recorded, and the engine.
+
+    Raises:
+        JudgeError: the verdict call returned nothing (the judge's budget ran out before its answer).
+    """
+    methods, utils = judge_modules(tree)
+    config = judge_config(utils, str(model))
+    with tempfile.TemporaryDirectory(prefix="webjudge-") as folder:
+        paths = []
+        for n, step in enumerate(steps):
+            path = Path(folder) / f"{n}_full_screenshot.png"
+            path.write_bytes(step.screenshot)
+            paths.append(str(path))
+        renderings = {}
+        if view.text:  # upstream re-encodes each screenshot; its encoding names the step in its messages
+            renderings = {utils.encode_image(Image.open(p)): s for p, s in zip(paths, steps, strict=True)}
+        engine = InspectEngine(model, config, view, renderings)
+        messages, _text, _system, record, key_points = await methods.WebJudge_Online_Mind2Web_eval(
+            task, history, paths, engine, SCORE_THRESHOLD
+        )
+    output = await model.generate(to_inspect(messages, engine._image if view.text else None), config=config)
+    response = output.completion
+    engine.calls.append((messages, response))
+    if not response.strip():
+        raise JudgeError(
+            f"the WebJudge verdict call to {model} returned no text (stop reason: {output.stop_reason}, "
+            f"reply budget {config.max_tokens} tokens)",
+            hint="give the judge a larger budget or use a judge that answers within it; the sample's "
+            "trajectory is kept in the log and can be scored again",
+        )
+    verdict = int(utils.extract_predication(response, MODE))
+    return verdict, {"key_points": key_points, "record": record, "response": response}, engine
 
 
 @scorer(metrics=[accuracy(), stderr()])
-def webjudge(text: bool = False, ocr: bool = True) -> Scorer:
+def webjudge(text: bool = False, ocr: bool = True, upstream_dir: str | None = None) -> Scorer:
     """WebJudge as a scorer; the judge model is the Inspect role "judge".
 
     Args:
         text: Use the text-only variant (ARIA + OCR instead of images; "not comparable").
         ocr: In the text variant, add tesseract's reading of each screenshot.
+        upstream_dir: Where the pinned Fara tree is (default: the cache, else downloaded).
     """
+    tree = locate_tree(FARA_TREE, upstream_dir)
 
     async def score(state: TaskState, target: Target) -> Score:
         trajectory = current_env().trajectory
-        model = judge_model()
+        model = get_model(role=JUDGE_ROLE)
         view = resolve_view(text, model, ocr)
-        task = trajectory.task
-        key_points = (await model.generate(KEY_POINTS.format(task=task))).completion.strip()
         steps = all_steps(trajectory)
-        relevance: list[int] = []
-        notes: list[str] = []
-        for i, step in enumerate(steps, start=1):
-            content: list[Any] = [ContentText(text=RELEVANCE.format(task=task, key_points=key_points))]
-            content += view.screenshot(step, f"Screenshot {i}:")
-            reply = (await model.generate([ChatMessageUser(content=content)])).completion
-            relevance.append(parse_relevance(reply))
-            notes.append(reply.strip())
-        kept = keep_screenshots(relevance)
-        history = (
-            "\n".join(f"{n}. {line}" for n, line in enumerate(trajectory.action_history(), start=1))
-            or "(none)"
+        verdict, found, engine = await run_webjudge(
+            tree, model, view, trajectory.task, action_history(trajectory), steps
         )
-        content = [
-            ContentText(
-                text=OUTCOME.format(
-                    task=task,
-                    key_points=key_points,
-                    history=history,
-                    response=trajectory.final_response,
-                    n=len(kept),
-                )
-            )
-        ]
-        for i in kept:
-            content += view.screenshot(steps[i], f"Screenshot {i + 1} (note: {notes[i][:300]})")
-        output = await model.generate(
-            [ChatMessageSystem(content=OUTCOME_SYSTEM), ChatMessageUser(content=content)]
-        )
-        status = parse_status(output.completion)
+        relevance = [r["Score"] for r in found["record"]]
+        kept = sum(1 for r in relevance if r >= SCORE_THRESHOLD)
         return Score(
-            value=1.0 if status else 0.0,
+            value=float(verdict),
             answer=trajectory.final_response,
-            explanation=output.completion,
+            explanation=found["response"],
             metadata=judge_metadata(
                 "webjudge",
                 model,
                 view,
-                len(kept),
-                key_points=key_points,
+                min(kept, methods_max_images(tree)),
+                key_points=found["key_points"],
                 relevance=relevance,
-                parsed=status is not None,
-                prompt_sha256=PROMPT_SHA256,
+                prompt_sha256=prompt_sha256(tree),
             ),
         )
 
     return score
+
+
+def methods_max_images(tree: Path) -> int:
+    """Upstream's cap on the screenshots the outcome call sees (`MAX_IMAGE`)."""
+    return int(judge_modules(tree)[0].MAX_IMAGE)
+
+
+def prompt_sha256(tree: Path) -> str:
+    """Identifies the judge's prompts: upstream's judge module and utils (prompts, construction, verdict)."""
+    return sha256_files([tree / JUDGE_FILE, tree / UTILS_FILE])

@@ -11,9 +11,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import get_model
 from scipy import stats
 
-from forge_eval.benchmarks.web.judges import keep_screenshots, parse_relevance, parse_status, parse_verdict
 from forge_eval.benchmarks.weblab import agreement_from_log, agreement_task, cohen_kappa, judge_agreement
-from tests.web._scripted import ScriptedJudge
+from tests.benchmarks.web._scripted import ScriptedJudge
 
 
 def _table(a: int, b: int, c: int, d: int) -> tuple[list[bool], list[bool]]:
@@ -92,21 +91,11 @@ def test_proportion_intervals_cover_by_simulation() -> None:
         assert 0.92 <= hits / n_sims <= 0.995, (p, hits / n_sims)
 
 
-def test_judge_reply_parsing_and_screenshot_selection() -> None:
-    assert parse_verdict("... Verdict: SUCCESS") is True
-    assert parse_verdict("Verdict: NOT SUCCESS") is False and parse_verdict("verdict: failure") is False
-    assert parse_verdict("I think it worked") is None
-    assert parse_relevance("Score: 4") == 4 and parse_relevance("no score") == 1
-    assert parse_status('Status: "success"') is True and parse_status("Status: failure") is False
-    assert keep_screenshots([1, 3, 5, 2, 4]) == [1, 2, 4]
-    many = [5 if i % 2 else 3 for i in range(120)]
-    kept = keep_screenshots(many)
-    assert len(kept) == 50 and all(many[i] == 5 for i in kept) and kept == sorted(kept)
-
-
-def test_agreement_run_on_oracle_trajectories_with_a_scripted_judge(tmp_path: Path) -> None:
-    judge = get_model("mockllm/judge", custom_outputs=ScriptedJudge(success_if="Final response: ."))
-    task = agreement_task("webvoyager", task_ids="dict-pos,wiki-watch")
+def test_agreement_run_on_oracle_trajectories_with_a_scripted_judge(
+    tmp_path: Path, upstream_trees: Path
+) -> None:
+    judge = get_model("mockllm/judge", custom_outputs=ScriptedJudge(success_if="Result Response: ."))
+    task = agreement_task("webvoyager", task_ids="dict-pos,wiki-watch", upstream_dir=str(upstream_trees))
     (log,) = inspect_eval(task, model=judge, log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     verdicts = {

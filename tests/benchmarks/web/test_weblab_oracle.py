@@ -18,7 +18,7 @@ from forge_eval.benchmarks.weblab import (
     sites,
     verify,
 )
-from tests.web.conftest import LoopRunner
+from tests.benchmarks.web.conftest import LoopRunner
 
 
 def test_the_benchmark_has_enough_varied_tasks() -> None:

@@ -21,8 +21,8 @@ from inspect_ai.model import ModelOutput, get_model
 from forge_eval.benchmarks.web import BrowserConfig, Observation, WebEnv
 from forge_eval.benchmarks.web._policy import NetworkPolicy, Refused
 from forge_eval.benchmarks.weblab import WebTask, weblab
-from tests.web._scripted import ScriptedAgent, action
-from tests.web.conftest import HOSTILE_TARGETS, SECRET, HostPort, LoopRunner
+from tests.benchmarks.web._scripted import ScriptedAgent, action
+from tests.benchmarks.web.conftest import HOSTILE_TARGETS, SECRET, HostPort, LoopRunner
 
 ALLOWED = "www.allowed.test"
 PASSWD = "root:x:0:0"

@@ -13,13 +13,13 @@ from inspect_ai.model import ModelOutput, get_model
 
 from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks.web._live import LiveWebUnavailableError, live_web_available
-from forge_eval.benchmarks.web.judges import PROMPT_HASHES
+from forge_eval.benchmarks.web.judges import judge_source
 from forge_eval.benchmarks.weblab import weblab
 from forge_eval.benchmarks.webvoyager import webvoyager
-from tests.web._scripted import ScriptedAgent, ScriptedJudge, action, element
-from tests.web.conftest import kill_chromium_children
+from tests.benchmarks.web._scripted import ScriptedAgent, ScriptedJudge, action, element
+from tests.benchmarks.web.conftest import kill_chromium_children
 
-DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3] / "shared/data/benchmarks"))
+DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[4] / "shared/data/benchmarks"))
 
 
 def _dict_pos(prompt: str, step: int) -> ModelOutput:
@@ -41,13 +41,18 @@ def _wiki_capital(prompt: str, step: int) -> ModelOutput:
     return action("the infobox names the capital", name="send_msg_to_user", msg="[ANSWER] Wrong City")
 
 
-def test_molmoweb_harness_verifier_and_both_judges_on_weblab(tmp_path: Path) -> None:
+def test_molmoweb_harness_verifier_and_both_judges_on_weblab(tmp_path: Path, upstream_trees: Path) -> None:
     agent = get_model(
         "mockllm/model", custom_outputs=ScriptedAgent({"procrastinate": _dict_pos, "Tessaly": _wiki_capital})
     )
     judge_script = ScriptedJudge()
     judge = get_model("mockllm/judge", custom_outputs=judge_script)
-    task = weblab(task_ids="dict-pos,wiki-capital", observation="text", judges="webvoyager,webjudge")
+    task = weblab(
+        task_ids="dict-pos,wiki-capital",
+        observation="text",
+        judges="webvoyager,webjudge",
+        upstream_dir=str(upstream_trees),
+    )
     (log,) = inspect_eval(
         task, model=agent, model_roles={"judge": judge}, log_dir=str(tmp_path), display="none"
     )
@@ -58,21 +63,21 @@ def test_molmoweb_harness_verifier_and_both_judges_on_weblab(tmp_path: Path) -> 
     assert wrong.scores["weblab_verifier"].value == 0.0  # the answer names the wrong city
     assert "Korvin" in wrong.scores["weblab_verifier"].explanation
     assert right.metadata["observation"] == "text"
-    # The judges ran with the role's model, greedily, and saw the screenshots as images.
+    # The judges ran upstream's code with the role's model, greedily, and saw the screenshots as images.
     for sample in (right, wrong):
         vv, wj = sample.scores["webvoyager_judge"], sample.scores["webjudge"]
         assert vv.value == wj.value == 1.0  # the scripted judge accepts any [ANSWER]: judges can be fooled
         assert vv.metadata["judge_model"] == "mockllm/judge" and vv.metadata["comparable"]
-        assert vv.metadata["prompt_sha256"] == PROMPT_HASHES["webvoyager"]
+        assert vv.metadata["prompt_sha256"] == judge_source("webvoyager", str(upstream_trees))["sha256"]
         assert wj.metadata["relevance"] == [4] * len(wj.metadata["relevance"]) and wj.metadata["images"] >= 2
     assert all(c["temperature"] == 0.0 for c in judge_script.calls)
-    verdict_calls = [c for c in judge_script.calls if "Verdict" in c["prompt"]]
+    verdict_calls = [c for c in judge_script.calls if "Result Response:" in c["prompt"]]
     assert [c["images"] for c in verdict_calls] == [3, 5] or sorted(c["images"] for c in verdict_calls) == [
         3,
         5,
     ]
-    key_point_calls = [c for c in judge_script.calls if "List the key points" in c["prompt"]]
-    assert len(key_point_calls) == 2 and all(c["images"] == 0 for c in key_point_calls)
+    key_point_calls = [c for c in judge_script.calls if c["images"] == 0]  # WebJudge's first stage
+    assert len(key_point_calls) == 2
     assert (
         "What part of speech is 'procrastinate'?"
         in key_point_calls[0]["prompt"] + key_point_calls[1]["prompt"]
@@ -103,11 +108,17 @@ def _allrecipes(prompt: str, step: int) -> ModelOutput:
 
 
 @pytest.mark.skipif(not (DATA / "webvoyager").is_dir(), reason=f"shared WebVoyager data not found at {DATA}")
-def test_webvoyager_adapter_runs_on_weblab_clones_with_a_scripted_judge(tmp_path: Path) -> None:
+def test_webvoyager_adapter_runs_on_weblab_clones_with_a_scripted_judge(
+    tmp_path: Path, upstream_trees: Path
+) -> None:
     agent = get_model("mockllm/model", custom_outputs=ScriptedAgent({"lasagna": _allrecipes}))
     judge_script = ScriptedJudge()
     task = webvoyager(
-        task_ids="Allrecipes--0", local_clones=True, observation="text", data_dir=str(DATA / "webvoyager")
+        task_ids="Allrecipes--0",
+        local_clones=True,
+        observation="text",
+        data_dir=str(DATA / "webvoyager"),
+        upstream_dir=str(upstream_trees),
     )
     (log,) = inspect_eval(
         task,
@@ -122,11 +133,9 @@ def test_webvoyager_adapter_runs_on_weblab_clones_with_a_scripted_judge(tmp_path
     score = sample.scores["webvoyager_judge"]
     assert score.value == 1.0 and score.metadata["screenshots"] == 3  # about:blank, the clone, the answer
     (call,) = judge_script.calls
-    assert (
-        call["prompt"].startswith("You are an evaluator")
-        or "Task: On https://www.allrecipes.com/" in call["prompt"]
-    )
-    assert "Final response: [ANSWER] Cheesy Vegetable Lasagna" in call["prompt"] and call["images"] == 3
+    # upstream's prompt: the question itself (not MolmoWeb's "On <site>: ..."), the answer without its tag
+    assert "TASK: Provide a recipe for vegetarian lasagna" in call["prompt"]
+    assert "Result Response: Cheesy Vegetable Lasagna\n" in call["prompt"] and call["images"] == 3
     assert log.eval.metadata and log.eval.metadata["live_web"] is False
 
 
@@ -149,7 +158,7 @@ def test_live_web_benchmarks_refuse_to_run_offline(tmp_path: Path) -> None:
 
 
 def test_react_harness_drives_the_browser_through_inspect_tools(tmp_path: Path) -> None:
-    from tests.web._scripted import USAGE
+    from tests.benchmarks.web._scripted import USAGE
 
     calls = [
         ModelOutput.for_tool_call(

@@ -57,10 +57,11 @@ class ScriptedAgent:
 
 
 class ScriptedJudge:
-    """Answers WebVoyager-judge and WebJudge prompts; success iff the prompt matches `success_if`
-    (default: the final response is an `[ANSWER]`)."""
+    """Answers the official judges' prompts (WebVoyager's auto_eval and WebJudge's three stages) with one
+    reply that each stage's upstream parser reads: key points, a 1-5 score, a status and a verdict.
+    Success iff the prompt matches `success_if` (default: always); records what it was shown."""
 
-    def __init__(self, success_if: str = r"Final response: \[ANSWER\]") -> None:
+    def __init__(self, success_if: str = "") -> None:
         self.calls: list[dict[str, Any]] = []
         self.success_if = success_if
 
@@ -71,12 +72,16 @@ class ScriptedJudge:
         images = sum(
             isinstance(c, ContentImage) for m in input if not isinstance(m.content, str) for c in m.content
         )
-        self.calls.append({"prompt": prompt, "images": images, "temperature": config.temperature})
+        self.calls.append(
+            {"prompt": prompt, "images": images, "temperature": config.temperature, "config": config}
+        )
         success = bool(re.search(self.success_if, prompt))
-        if "List the key points" in prompt:
-            return reply("Key points:\n1. Find the requested fact.\n2. Report it.")
-        if "rate how useful it is" in prompt:
-            return reply("It shows the page.\nScore: 4")
-        if "Status: success" in prompt:
-            return reply("All key points met.\nStatus: success" if success else "Not met.\nStatus: failure")
-        return reply(f"Checked.\nVerdict: {'SUCCESS' if success else 'NOT SUCCESS'}")
+        return reply(
+            "**Key Points**:\n1. Find the requested fact.\n2. Report it.\n\n"
+            "**Reasoning**: the page shows it.\n**Score**: 4\n"
+            + (
+                "Thoughts: all key points met.\nStatus: success\nVerdict: SUCCESS"
+                if success
+                else "Thoughts: not met.\nStatus: failure\nVerdict: NOT SUCCESS"
+            )
+        )

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from forge_eval.benchmarks.web import ActionError, BrowserConfig, BrowserCrashedError, WebEnv, parse_action
-from tests.web.conftest import LoopRunner, kill_chromium_children
+from tests.benchmarks.web.conftest import LoopRunner, kill_chromium_children
 
 
 async def _log(env: WebEnv) -> str:
