@@ -15,12 +15,15 @@ import yaml
 from inspect_ai.dataset import Sample
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from forge_eval._errors import ForgeError
+from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks._selection import Selection, SkipRules, select
 from forge_eval.benchmarks.claweval._upstream import upstream_tree
 
 #: The splits of the upstream dataset card (the `subset` option besides "all").
 SPLITS = ("general", "multimodal", "multi_turn")
+#: Where upstream's sandbox tools run: upstream's server in our bubblewrap sandbox, or not at all (as
+#: `claw-eval batch` without `--sandbox`).
+SANDBOXES = ("bwrap", "none")
 
 class _Loose(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -165,19 +168,33 @@ def _missing_files(task: ClawTask, root: Path) -> str | None:
     return None
 
 
-@SKIP_RULES.rule("sandbox_tools")
-def _sandbox_tools(task: ClawTask, root: Path) -> str | None:
+def _images_rule(task: ClawTask) -> str | None:
+    if task.split == "multimodal":
+        return (
+            "multimodal: its agent and judge must see images, which the run's models are not declared to "
+            "(-T images=true with image-capable endpoints runs it)"
+        )
+    return None
+
+
+def _sandbox_rule(task: ClawTask) -> str | None:
     no_endpoint = sorted({t.name for t in task.tools} - {e.tool_name for e in task.tool_endpoints})
     if no_endpoint or not task.services:
         needs = ", ".join(no_endpoint) or "its files (no mock services)"
-        return f"needs upstream's sandbox tools, which this version does not start yet: {needs}"
+        return f"needs upstream's sandbox tools, which -T sandbox=none leaves out: {needs}"
     return None
 
 
 
-def skip_reason(root: Path, task: ClawTask) -> str | None:
-    """Why this task cannot run here (None = it can), in words a report can show (`SKIP_RULES`)."""
-    return SKIP_RULES.reason(task, root)
+def skip_reason(root: Path, task: ClawTask, sandbox: str = "bwrap", images: bool = False) -> str | None:
+    """Why this task cannot run here (None = it can), in words a report can show: `SKIP_RULES`, then the
+    multimodal tasks unless the run's models see images, then (without a sandbox) the tasks that need
+    the sandbox's tools."""
+    return (
+        SKIP_RULES.reason(task, root)
+        or (None if images else _images_rule(task))
+        or (_sandbox_rule(task) if sandbox == "none" else None)
+    )
 
 
 def to_sample(root: Path, spec: ClawTask) -> Sample:
@@ -199,9 +216,15 @@ def to_sample(root: Path, spec: ClawTask) -> Sample:
 
 
 def select_tasks(
-    data_dir: Path | str | None = None, subset: str = "all", task_ids: str | None = None
+    data_dir: Path | str | None = None,
+    subset: str = "all",
+    task_ids: str | None = None,
+    sandbox: str = "bwrap",
+    images: bool = False,
 ) -> Selection:
     """The tasks of a split (all, general, multimodal, multi_turn) or listed ids, runnable or skipped."""
+    if sandbox not in SANDBOXES:
+        raise UsageError(f"unknown Claw-Eval sandbox {sandbox!r}; valid: {', '.join(SANDBOXES)}")
     root = data_root(data_dir)
     chosen = select(
         load_tasks(root),
@@ -214,7 +237,7 @@ def select_tasks(
     return Selection.of(
         chosen,
         sample=lambda t: to_sample(root, t),
-        reason=lambda t: skip_reason(root, t),
+        reason=lambda t: skip_reason(root, t, sandbox, images),
         id_of=lambda t: t.task_id,
         hint="the mock-service tasks run offline; see each task's reason",
     )

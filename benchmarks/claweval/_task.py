@@ -21,14 +21,14 @@ DEFAULT_HARNESS = "claw-loop"
 SCORING_MARGIN_S = 600
 
 
-def _agent(tree: Path) -> Callable[[Harness], Solver]:
+def _agent(tree: Path, sandbox: bool) -> Callable[[Harness], Solver]:
     def agent(harness: Harness) -> Solver:
         if not isinstance(harness, ClawLoopHarness):
             raise ForgeError(
                 f"Claw-Eval runs in upstream's own loop (harness {DEFAULT_HARNESS!r}), not {harness.name!r}",
                 hint=f"drop --harness or pass --harness {DEFAULT_HARNESS}",
             )
-        return upstream_trial(tree)
+        return upstream_trial(tree, sandbox=sandbox)
 
     return agent
 
@@ -41,6 +41,8 @@ def claweval(
     task_ids: str | None = None,
     data_dir: str | None = None,
     max_tokens: int | None = None,
+    sandbox: str = "bwrap",
+    images: bool = False,
 ) -> Task:
     """Claw-Eval (claw-eval/claw-eval @ 9365e1a) as upstream runs it: the tasks whose needs are met here.
 
@@ -51,15 +53,18 @@ def claweval(
         task_ids: Comma-separated task ids (overrides `subset`).
         data_dir: The pinned upstream tree (or a folder holding it; default: cache/download).
         max_tokens: Most tokens per model reply (None = none sent, as upstream).
+        sandbox: "bwrap": upstream's sandbox server and tools in every trial, in our bubblewrap sandbox
+            (as upstream's official `batch --sandbox` in Docker); "none": no sandbox tools (`batch`).
+        images: The agent, judge and user models see images: run the multimodal tasks.
     """
-    selection = select_tasks(data_dir, subset, task_ids)
+    selection = select_tasks(data_dir, subset, task_ids, sandbox, images)
     longest = max((s.metadata["timeout_seconds"] for s in selection.samples if s.metadata), default=0)
     return benchmark_task(
         "claweval",
         selection,
         seed=seed,
         harness=harness,
-        agent=_agent(data_root(data_dir)),
+        agent=_agent(data_root(data_dir), sandbox == "bwrap"),
         scorer=claweval_scorer(),
         config=GenerateConfig(max_tokens=max_tokens),
         time_limit=longest + SCORING_MARGIN_S,

@@ -33,6 +33,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.claweval._driver import RUN_TRIAL
+from forge_eval.benchmarks.claweval._sandbox import sandbox_server
 from forge_eval.benchmarks.claweval._upstream import ensure_venv
 from forge_eval.harnesses import current_settings
 from forge_eval.proxy import (
@@ -209,8 +210,9 @@ def _role_model(role: str, default: Model | None = None) -> Model:
 
 
 @solver
-def upstream_trial(tree: Path) -> Solver:
-    """Run the sample as one trial of upstream's `claw-eval batch` (module doc)."""
+def upstream_trial(tree: Path, sandbox: bool = True) -> Solver:
+    """Run the sample as one trial of upstream's `claw-eval batch` (module doc); `sandbox`: with
+    upstream's sandbox server in our sandbox (`batch --sandbox`)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         python = await asyncio.to_thread(ensure_venv, tree)
@@ -230,27 +232,36 @@ def upstream_trial(tree: Path) -> Solver:
         records = work / "records"
         try:
             unpinned = {**fields, "sampling": {}}
-            async with (
-                _proxy("agent", ClientSampling(), str(get_model()), fields, records) as agent,
-                _proxy("judge", ClientSampling(judge_model), str(judge_model), unpinned, records) as judge,
-                _proxy("user", ClientSampling(user_model), str(user_model), unpinned, records) as user,
-            ):
-                with port_offset(meta["ports"]) as offset:
-                    (work / "traces").mkdir()
-                    spec = {
-                        "task_dir": str(tree / "tasks" / str(state.sample_id)),
-                        "config": str(
-                            write_config(tree, meta["split"], agent, judge, user, work / "config.yaml")
-                        ),
-                        "model": agent.model,
-                        "api_key": agent.api_key,
-                        "base_url": agent.base_url,
-                        "trace_dir": str(work / "traces"),
-                        "port_offset": offset,
-                        "sandbox_url": None,
-                        "result": str(work / "result.json"),
-                    }
-                    result = await run_driver(python, spec, work, tree)
+            async with contextlib.AsyncExitStack() as stack:
+                agent = await stack.enter_async_context(
+                    _proxy("agent", ClientSampling(), str(get_model()), fields, records)
+                )
+                judge = await stack.enter_async_context(
+                    _proxy("judge", ClientSampling(judge_model), str(judge_model), unpinned, records)
+                )
+                user = await stack.enter_async_context(
+                    _proxy("user", ClientSampling(user_model), str(user_model), unpinned, records)
+                )
+                offset = stack.enter_context(port_offset(meta["ports"]))
+                sandbox_url = None
+                if sandbox:
+                    (work / "workspace").mkdir()
+                    served = sandbox_server(tree, python, work / "workspace", work / "sandbox.log")
+                    sandbox_url = await stack.enter_async_context(served)
+                (work / "traces").mkdir()
+                config = write_config(tree, meta["split"], agent, judge, user, work / "config.yaml")
+                spec = {
+                    "task_dir": str(tree / "tasks" / str(state.sample_id)),
+                    "config": str(config),
+                    "model": agent.model,
+                    "api_key": agent.api_key,
+                    "base_url": agent.base_url,
+                    "trace_dir": str(work / "traces"),
+                    "port_offset": offset,
+                    "sandbox_url": sandbox_url,
+                    "result": str(work / "result.json"),
+                }
+                result = await run_driver(python, spec, work, tree)
             trial = _one_trial(result)
             trace = Path(trial["trace"]).read_text(encoding="utf-8")
         finally:

@@ -40,10 +40,15 @@ def test_census_of_runnable_and_skipped_tasks(claweval_tree: Path) -> None:
     runs = sum(n for (_, kind), n in kinds.items() if kind == "runs")
     live = sum(n for (_, kind), n in kinds.items() if kind.startswith("needs the live web"))
     missing = sum(n for (_, kind), n in kinds.items() if kind.startswith("files of the task"))
-    sandbox = sum(n for (_, kind), n in kinds.items() if kind.startswith("needs upstream's sandbox"))
-    assert (runs, live, missing, sandbox) == (117, 63, 17, 103)
+    images = sum(n for (_, kind), n in kinds.items() if kind.startswith("multimodal"))
+    assert (runs, live, missing, images) == (128, 63, 17, 92)
     skipped = BENCHMARKS.get("claweval").skipped(claweval_tree)
     assert len(skipped) == 300 - runs and all(skipped.values())
+    # without the sandbox (`batch` without --sandbox), the tasks that need its tools are skipped too
+    without = BENCHMARKS.get("claweval").skipped(claweval_tree, sandbox="none")
+    extra = {t: r for t, r in without.items() if t not in skipped}
+    assert len(extra) == 11 and all("sandbox tools" in r for r in extra.values())
+    assert "T100_reverse_decoder" in extra and "C01zh_mortgage_prepay" in extra
 
 
 def test_data_dir_accepts_the_tree_and_a_folder_holding_it(claweval_tree: Path, tmp_path: Path) -> None:
@@ -74,6 +79,11 @@ def test_bad_task_file_names_file_and_field(tmp_path: Path) -> None:
         load_task(path)
 
 
+def test_an_unknown_sandbox_lists_the_valid_ones(claweval_tree: Path) -> None:
+    with pytest.raises(UsageError, match="unknown Claw-Eval sandbox 'docker'; valid: bwrap, none"):
+        claweval(task_ids="T002_email_triage", data_dir=str(claweval_tree), sandbox="docker")
+
+
 def test_only_upstreams_loop_runs_claweval(claweval_tree: Path) -> None:
     with pytest.raises(ForgeError, match="upstream's own loop") as raised:
         claweval(task_ids="T002_email_triage", data_dir=str(claweval_tree), harness="react")
@@ -81,9 +91,9 @@ def test_only_upstreams_loop_runs_claweval(claweval_tree: Path) -> None:
 
 
 def _copy_with_a_multimodal_task(tree: Path, root: Path) -> Path:
-    """A tree with two skipped multimodal tasks and a mail task renamed into the multimodal split."""
+    """A tree with two live-web multimodal tasks and a mail task renamed into the multimodal split."""
     (root / "tasks").mkdir(parents=True)
-    for name in ("M001_clock", "M002_world_clock", "T002_email_triage"):
+    for name in ("M021_doc_reference_verification", "M023_video_paper_understanding", "T002_email_triage"):
         shutil.copytree(tree / "tasks" / name, root / "tasks" / name)
     (root / "src/claw_eval/runner").mkdir(parents=True)
     (root / "src/claw_eval/runner/loop.py").write_text("")
@@ -96,15 +106,18 @@ def _copy_with_a_multimodal_task(tree: Path, root: Path) -> Path:
 
 def test_the_run_counts_the_tasks_of_its_own_subset(claweval_tree: Path, tmp_path: Path) -> None:
     root = _copy_with_a_multimodal_task(claweval_tree, tmp_path / "claw")
+    options = {"subset": "multimodal", "images": True}
     spec = RunSpec(
         benchmark="claweval", seeds=(0,), out=tmp_path / "run", judge="qwen-0.5b", data_dir=root,
-        task_options={"subset": "multimodal"},
+        task_options=options,
     )
     plan = plan_run(spec)
-    assert plan.n_total == 3 and set(plan.skipped) == {"M001_clock", "M002_world_clock"}
+    assert plan.n_total == 3
+    assert set(plan.skipped) == {"M021_doc_reference_verification", "M023_video_paper_understanding"}
     bench = BENCHMARKS.get("claweval")
-    assert [s.id for s in bench.load(root, subset="multimodal")] == ["M901_mail"]
-    assert bench.skipped(root, subset="multimodal") == plan.skipped
+    assert [s.id for s in bench.load(root, **options)] == ["M901_mail"]
+    assert bench.skipped(root, **options) == plan.skipped
+    assert "images=true" in bench.skipped(root, subset="multimodal")["M901_mail"]
 
 
 def test_a_subset_with_nothing_runnable_here_stops_the_run_with_every_reason(

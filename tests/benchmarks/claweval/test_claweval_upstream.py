@@ -130,14 +130,17 @@ def test_t002_done_right_passes(claweval_tree: Path, claweval_python: Path, tmp_
 
 
 def upstream_system_prompt(python: Path, tree: Path, task_id: str, config: str) -> str:
-    """The system prompt upstream's own `build_system_prompt` builds for the task under `config` (no
-    sandbox tools), computed by upstream's code in its venv."""
+    """The system prompt upstream's own `build_system_prompt` builds for the task under `config` with its
+    sandbox tools (those the task does not define itself, as `run_task` adds them), computed by upstream's
+    code in its venv."""
     code = (
         "import sys; from claw_eval.config import load_config; "
         "from claw_eval.models.task import TaskDefinition; "
         "from claw_eval.runner.system_prompt import build_system_prompt; "
+        "from claw_eval.runner.sandbox_tools import SANDBOX_TOOLS; "
         "cfg = load_config(sys.argv[2]); task = TaskDefinition.from_yaml(sys.argv[1]); "
-        "sys.stdout.write(build_system_prompt(task, cfg.prompt))"
+        "own = {t.name for t in task.tools}; extra = [t for t in SANDBOX_TOOLS if t.name not in own]; "
+        "sys.stdout.write(build_system_prompt(task, cfg.prompt, extra_tools=extra))"
     )
     done = subprocess.run(
         [str(python), "-c", code, str(tree / "tasks" / task_id / "task.yaml"), str(tree / config)],
@@ -156,4 +159,4 @@ def test_agent_requests_carry_temperature_0_and_upstreams_system_prompt(
     digest = hashlib.sha256(expected.encode()).hexdigest()
     assert {c["temperature"] for c in agent.seen} == {0.0}
     assert {hashlib.sha256(c["system"].encode()).hexdigest() for c in agent.seen} == {digest}
-    assert "gmail_list_messages" in agent.seen[0]["tools"]
+    assert {"gmail_list_messages", "Bash", "Read", "Write"} <= set(agent.seen[0]["tools"])
