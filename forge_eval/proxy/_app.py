@@ -16,8 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from forge_eval.proxy._adapters import ADAPTERS
-from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._adapters import ADAPTERS, openai_error
 from forge_eval.proxy._body import read_json
 from forge_eval.proxy._call import ApiEndpoint, resolve_rollout
 from forge_eval.proxy._canonical import BadRequest

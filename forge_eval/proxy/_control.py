@@ -19,8 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from forge_eval.proxy._adapters import ConversationStore
-from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._adapters import ConversationStore, openai_error
 from forge_eval.proxy._body import loads_json, read_body
 from forge_eval.proxy._call import presented_key
 from forge_eval.proxy._canonical import BadRequest

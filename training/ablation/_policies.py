@@ -29,12 +29,14 @@ class PolicyChoice:
 
 
 def _tiny(config: "RunConfig") -> "Policy":
+    # deferred: the policy modules import torch, which the package's users (the CLI) need not load
     from forge_eval.training.ablation._model import TinyPolicy
 
     return TinyPolicy(config.d_model, config.n_layers)
 
 
 def _smollm2(config: "RunConfig") -> "Policy":
+    # deferred: imports torch (see _tiny)
     from forge_eval.training.ablation._smollm2 import load_smollm2
 
     return load_smollm2()

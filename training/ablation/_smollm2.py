@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from forge_eval._errors import ForgeError
+from forge_eval.models import EMBEDDED_MODELS, cache_dir
 from forge_eval.training.ablation import _tokens
 from forge_eval.training.ablation._model import positions
 from forge_eval.training.ablation._policies import SMOLLM2_INSTALL
@@ -31,9 +32,6 @@ MAX_LEN = 512
 def checkpoint(cache: Path | None = None) -> Path:
     """The converted checkpoint's folder, converting the GGUF on first use (atomically: a half-written
     folder is never mistaken for a finished one)."""
-    from forge_eval.models import EMBEDDED_MODELS
-    from forge_eval.models._weights import cache_dir
-
     target = (cache or cache_dir()) / CHECKPOINT_DIR
     if (target / "config.json").exists() and (target / "tokenizer.json").exists():
         return target

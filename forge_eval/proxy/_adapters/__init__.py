@@ -2,5 +2,15 @@
 
 from forge_eval.proxy._adapters import anthropic, chat, completions, responses
 from forge_eval.proxy._adapters._adapter import ADAPTERS, Adapter, ConversationStore
+from forge_eval.proxy._adapters._openai_errors import openai_error
 
-__all__ = ["ADAPTERS", "Adapter", "ConversationStore", "anthropic", "chat", "completions", "responses"]
+__all__ = [
+    "ADAPTERS",
+    "Adapter",
+    "ConversationStore",
+    "anthropic",
+    "chat",
+    "completions",
+    "openai_error",
+    "responses",
+]
