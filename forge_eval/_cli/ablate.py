@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from forge_eval._errors import UsageError
+from forge_eval._status import status
 
 
 @click.group()
@@ -189,7 +190,7 @@ def credit(
         jobs=jobs,
         command=command,
         n_resamples=resamples,
-        progress=lambda line: click.echo(line, err=True),
+        progress=status,
     )
     for mode, summary in data["by_loss_agg"].items():
         _echo_mode(mode, summary)

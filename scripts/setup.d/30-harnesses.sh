@@ -24,8 +24,10 @@ npm_install() {  # npm_install NAME VERSION [PATH for npm]
     echo "$name@$version already installed"
     return
   fi
-  echo "installing $name@$version into $PREFIX"
+  local start=$SECONDS
+  echo "[$(date +%T)] installing $name@$version into $PREFIX (npm)"
   npm install --prefix "$PREFIX" --no-fund --no-audit --save-exact --loglevel=error "$name@$version"
+  echo "[$(date +%T)] installed $name@$version in $((SECONDS - start)) s"
 }
 
 command -v npm >/dev/null || { apt-get update -qq && apt-get install -y -qq nodejs npm; }

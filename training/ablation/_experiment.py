@@ -9,7 +9,7 @@ training.
 
 import json
 import multiprocessing
-import sys
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, fields
@@ -18,6 +18,7 @@ from typing import Any
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval._registry import Registry
+from forge_eval._status import duration, status
 from forge_eval.rundir import write_json
 from forge_eval.training.ablation._harness import HARNESS
 from forge_eval.training.ablation._loss import DEFAULT_LOSS_AGG, LOSS_AGGREGATIONS
@@ -100,6 +101,21 @@ class AblationConfig:
         ]
 
 
+class _Pace:
+    """Runs done of all and the ablation's ETA, from the pace of the runs finished by this process (runs
+    go in parallel, so elapsed time per finished run is the throughput, whatever `jobs` is)."""
+
+    def __init__(self, total: int, done: int) -> None:
+        self.total, self.done, self._finished = total, done, 0
+        self._started = time.monotonic()
+
+    def finished(self) -> str:
+        self.done += 1
+        self._finished += 1
+        left = (time.monotonic() - self._started) / self._finished * (self.total - self.done)
+        return f"{self.done}/{self.total} runs, ETA {duration(left)}"
+
+
 def run_dir(out: Path, config: RunConfig) -> Path:
     return out / "runs" / config.loss_agg / f"{config.variant}-seed{config.seed}"
 
@@ -133,7 +149,7 @@ def run_ablation(
     *,
     jobs: int = 2,
     command: str = "",
-    progress: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+    progress: Callable[[str], None] = status,
     n_resamples: int = 10_000,
 ) -> dict[str, Any]:
     """Train (or resume) every run of the ablation, then write `out/ablation.json` and return it."""
@@ -149,6 +165,7 @@ def run_ablation(
             todo.append(rc)
     if todo:
         progress(f"training {len(todo)} run(s) ({len(results)} already done), {jobs} at a time")
+        pace = _Pace(len(todo) + len(results), len(results))
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context) as pool:
             futures = {pool.submit(_execute, rc, str(run_dir(out, rc))): rc for rc in todo}
@@ -158,8 +175,8 @@ def run_ablation(
                 final = results[rc]["eval"][-1]["success"]
                 mode = f" ({rc.loss_agg})" if len(config.loss_agg) > 1 else ""
                 progress(
-                    f"  {rc.variant} seed {rc.seed}{mode}: held-out success {final:.0%} "
-                    f"({results[rc]['seconds_per_step']:.2f} s/step)"
+                    f"{rc.variant} seed {rc.seed}{mode} done: held-out success {final:.0%} "
+                    f"({results[rc]['seconds_per_step']:.2f} s/step), {pace.finished()}"
                 )
     return write_summary(out, config, results, command=command, n_resamples=n_resamples)
 

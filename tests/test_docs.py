@@ -1,0 +1,122 @@
+"""The documentation site builds offline and --strict, and documents everything the registries hold:
+every benchmark, harness and CLI command has a page or a section, so a new one without docs fails."""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from mkdocs.exceptions import PluginError
+
+from forge_eval._cli.main import cli
+from forge_eval.benchmarks import BENCHMARKS
+from forge_eval.harnesses import HARNESSES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    env = os.environ | {"NO_MKDOCS_2_WARNING": "1"}
+    # no proxy and no route: a plugin that fetched at build time would fail the build
+    env |= {"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "WARNING" not in done.stderr, done.stderr[-3000:]
+    return out
+
+
+def _ids(page: Path) -> set[str]:
+    return set(re.findall(r'\sid="([^"]+)"', page.read_text(encoding="utf-8")))
+
+
+def _commands(group: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command path of the CLI, sub-commands of groups included."""
+    found = [path] if path else []
+    if isinstance(group, click.Group):
+        ctx = click.Context(group)
+        for name in group.list_commands(ctx):
+            found += _commands(group.get_command(ctx, name), (*path, name))
+    return found
+
+
+def test_every_benchmark_has_a_page_built_from_its_readme(site: Path):
+    names = BENCHMARKS.names()
+    assert len(names) >= 8
+    for name in names:
+        page = site / "benchmarks" / name / "index.html"
+        assert page.is_file(), f"benchmark {name} has no documentation page"
+        readme = (ROOT / "benchmarks" / name / "README.md").read_text(encoding="utf-8")
+        title = next(line[2:].strip() for line in readme.splitlines() if line.startswith("# "))
+        html = page.read_text(encoding="utf-8")
+        assert f"benchmarks/{name}/README.md" in html
+        assert title.split()[0] in html
+    overview = (site / "benchmarks" / "index.html").read_text(encoding="utf-8")
+    for name in names:
+        assert f'href="{name}/"' in overview, f"benchmark {name} is not in the benchmarks overview"
+
+
+def test_every_harness_has_a_section(site: Path):
+    ids = _ids(site / "harnesses" / "index.html")
+    missing = [name for name in HARNESSES.names() if name not in ids]
+    assert not missing, f"harnesses without a section in docs/harnesses.md: {missing}"
+
+
+def test_every_cli_command_is_in_the_reference(site: Path):
+    ids = _ids(site / "reference" / "cli" / "index.html")
+    paths = _commands(cli)
+    assert ("ablate", "credit") in paths and ("proxy", "serve") in paths
+    missing = [" ".join(p) for p in paths if "-".join(("forge-eval", *p)) not in ids]
+    assert not missing, f"commands missing from the CLI reference: {missing}"
+
+
+def test_schemas_are_generated_from_the_code(site: Path):
+    from forge_eval.rundir import TRIAL_COLUMNS, RunResults
+    from forge_eval.training.ablation import AblationConfig
+
+    results = (site / "reference" / "results-json" / "index.html").read_text(encoding="utf-8")
+    for field in RunResults.model_fields:
+        assert f"<code>{field}</code>" in results, field
+    trials = (site / "reference" / "trials-csv" / "index.html").read_text(encoding="utf-8")
+    for column in TRIAL_COLUMNS:
+        assert f"<code>{column}</code>" in trials, column
+    ablation = (site / "reference" / "ablation-json" / "index.html").read_text(encoding="utf-8")
+    for setting in AblationConfig.__dataclass_fields__:
+        assert f"<code>{setting}</code>" in ablation, setting
+
+
+def _hooks():
+    spec = importlib.util.spec_from_file_location("forge_docs", ROOT / "docs" / "_hooks" / "forge_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_benchmark_without_a_readme_fails_the_build(monkeypatch, tmp_path):
+    hooks = _hooks()
+    (tmp_path / "mkdocs.yml").write_text("site_name: x\n")
+    monkeypatch.setattr(hooks, "benchmark_names", lambda: ["newbench"])
+    config = type(
+        "Config", (), {"config_file_path": str(tmp_path / "mkdocs.yml"), "nav": [{"Benchmarks": []}]}
+    )
+    with pytest.raises(PluginError, match="newbench.*README.md"):
+        hooks.on_config(config)
+
+
+def test_an_undocumented_trials_column_fails_the_build(monkeypatch):
+    hooks = _hooks()
+    monkeypatch.delitem(hooks.TRIAL_COLUMN_DOCS, "model_turns")
+    with pytest.raises(PluginError, match="model_turns"):
+        hooks.trials_columns()
