@@ -21,6 +21,7 @@ from forge_eval.analysis._budget import at_step_budget
 from forge_eval.analysis._metrics import HEADLINE_STATISTIC, cell_metrics, summarize_trials, trial_cells
 from forge_eval.analysis._paired import paired_difference
 from forge_eval.analysis._runs import RunTrials, load_run
+from forge_eval.analysis.behavior import compare_behavior, read_run_transcripts
 from forge_eval.rundir import differences
 
 
@@ -180,8 +181,6 @@ def compare_pair(
 
 def _behavior(baseline: Path, run: Path, n_resamples: int, random_state: int) -> dict[str, Any]:
     """Paired differences of the behavior metrics (overall group), run minus baseline."""
-    from forge_eval.analysis.behavior import compare_behavior, read_run_transcripts
-
     data = compare_behavior(
         read_run_transcripts(run),
         read_run_transcripts(baseline),

@@ -33,7 +33,7 @@ its protocol) whose entry is a `Benchmark` subclass with:
 """
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -46,7 +46,15 @@ from forge_eval._registry import Registry
 from forge_eval.benchmarks._judge import JudgeSetup
 from forge_eval.benchmarks._selection import Selection
 from forge_eval.harnesses import TaskEnvironment
-from forge_eval.rundir import NotRecorded, ProtocolRecord, Value, element, sha256_text
+from forge_eval.rundir import (
+    NotRecorded,
+    NotUsed,
+    ProtocolElement,
+    ProtocolRecord,
+    Value,
+    element,
+    sha256_text,
+)
 
 #: The generate settings that shape the agent's sampling (`RunUsed.sampling` keeps these): not the
 #: seed (it differs by design between seeds), not retries, timeouts or connection limits.
@@ -153,6 +161,23 @@ def task_set(ids: Any, label: str) -> Value:
         value={"n": len(ordered), "ids_sha256": sha256_text("\n".join(ordered))},
         label=f"{label}: {len(ordered)} tasks",
     )
+
+
+def own_elements(
+    run: RunUsed, all_ids: Iterable[Any], max_tokens: int, no_judge: str
+) -> dict[str, ProtocolElement]:
+    """The elements our own benchmarks (forgelab, weblab) record alike, by kind: the task set (all tasks
+    vs the run's selection), the agent's sampling (the task's reply cap, the model's defaults otherwise)
+    and the judge elements of a benchmark scored without one (`no_judge` says what scores instead)."""
+    label = f"max_tokens {max_tokens}, the model's defaults otherwise"
+    sampling = Value(value={"max_tokens": max_tokens}, label=label)
+    not_used = NotUsed(why=no_judge)
+    return {
+        "task_set": element("task_set", task_set(all_ids, "all"), task_set(run.task_ids, run.selection)),
+        "agent_sampling": element("agent_sampling", sampling, Value(value=dict(run.sampling))),
+        "judge_model": element("judge_model", not_used),
+        "judge_prompt": element("judge_prompt", not_used),
+    }
 
 
 class Benchmark:

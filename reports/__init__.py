@@ -3,7 +3,8 @@
 `build_report(run_dir)` reads `results.json` and `trials.csv` from a run directory written by
 `forge-eval run` (the contract: `forge_eval.rundir`) and writes `run_dir/report.html`: one file with
 inline CSS, inline SVG charts (matplotlib) and a few lines of inline script, which opens offline.
-`forge-eval report DIR` rebuilds it.
+`forge-eval report DIR` rebuilds it. `build_ablation_report(out)` renders a credit ablation's folder
+(`forge-eval ablate credit`) the same way.
 
 Adding a section
 ----------------
@@ -38,12 +39,14 @@ pyproject.toml (then re-install: `.venv/bin/pip install -q -e '.[dev]'`)::
 Entry points are loaded on first use of the registry, after the sections registered in code.
 """
 
+from forge_eval.reports._ablation import build_ablation_report
 from forge_eval.reports._build import build_report
 from forge_eval.reports._compare import build_compare_report
 from forge_eval.reports._sections import REPORT_SECTIONS, Section, SectionFn, SectionRegistry
 from forge_eval.reports._svg import svg_figure
 
 __all__ = [
+    "build_ablation_report",
     "build_compare_report",
     "REPORT_SECTIONS",
     "Section",

@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import PercentFormatter
 
 from forge_eval import __version__
-from forge_eval.reports._format import esc, interval, percent
+from forge_eval.reports._format import esc, interval, percent, points
 from forge_eval.reports._page import document
 from forge_eval.reports._sections import REPORT_SECTIONS, Section
 from forge_eval.reports._svg import svg_figure
@@ -23,15 +23,8 @@ from forge_eval.rundir import RunDir, write_text
 _COLORS = ("#1f77b4", "#ff7f0e")
 
 
-def _points(value: float | None) -> str:
-    """A difference of two fractions in percentage points, signed ("+12.5 pp")."""
-    return "n/a" if value is None else f"{100 * value:+.1f} pp"
-
-
 def _pp_interval(low: float | None, high: float | None) -> str:
-    if low is None or high is None:
-        return "no interval (fewer than 2 paired tasks)"
-    return f"[{_points(low)}, {_points(high)}]"
+    return interval(low, high, points, "no interval (fewer than 2 paired tasks)")
 
 
 def _with_interval(m: dict[str, Any]) -> str:
@@ -40,7 +33,7 @@ def _with_interval(m: dict[str, Any]) -> str:
 
 def _points_interval(d: dict[str, Any]) -> str:
     """A behavior difference's interval, in points of its 0-100 scale."""
-    return "n/a" if d["ci_low"] is None else f"[{d['ci_low']:.1f}, {d['ci_high']:.1f}]"
+    return interval(d["ci_low"], d["ci_high"], lambda bound: f"{bound:.1f}")
 
 
 def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], sortable: bool = True) -> str:
@@ -98,11 +91,11 @@ def budget_chart(curves: dict[str, list[dict[str, Any]]], name: str) -> str:
 
     def draw(figure: Figure) -> None:
         ax = figure.add_subplot()
-        for color, (label, points) in zip(_COLORS * 4, curves.items(), strict=False):
-            budgets = [p["budget"] for p in points]
-            ax.plot(budgets, [p["estimate"] for p in points], "o-", color=color, label=label)
-            low = [p["ci_low"] if p["ci_low"] is not None else p["estimate"] for p in points]
-            high = [p["ci_high"] if p["ci_high"] is not None else p["estimate"] for p in points]
+        for color, (label, curve) in zip(_COLORS * 4, curves.items(), strict=False):
+            budgets = [p["budget"] for p in curve]
+            ax.plot(budgets, [p["estimate"] for p in curve], "o-", color=color, label=label)
+            low = [p["ci_low"] if p["ci_low"] is not None else p["estimate"] for p in curve]
+            high = [p["ci_high"] if p["ci_high"] is not None else p["estimate"] for p in curve]
             ax.fill_between(budgets, low, high, color=color, alpha=0.18, linewidth=0)
         ax.set_xlabel("step budget (model turns)")
         ax.set_ylabel("success rate")
@@ -137,7 +130,7 @@ def _pair_sections(index: int, pair: dict[str, Any]) -> list[Section]:
             name,
             percent(d["baseline"]),
             percent(d["run"]),
-            _points(d["estimate"]),
+            points(d["estimate"]),
             _pp_interval(d["ci_low"], d["ci_high"]),
             str(d["n_paired"]),
         )
@@ -162,7 +155,7 @@ def _pair_sections(index: int, pair: dict[str, Any]) -> list[Section]:
             + _table(
                 ("task", "baseline", "run", "difference"),
                 [
-                    (t["task_id"], percent(t["baseline"]), percent(t["run"]), _points(t["difference"]))
+                    (t["task_id"], percent(t["baseline"]), percent(t["run"]), points(t["difference"]))
                     for t in pair["per_task"]
                 ],
             ),
@@ -179,7 +172,7 @@ def _pair_sections(index: int, pair: dict[str, Any]) -> list[Section]:
                 str(b["budget"]),
                 _with_interval(b["baseline"]),
                 _with_interval(b["run"]),
-                f"{_points(b['difference']['estimate'])} "
+                f"{points(b['difference']['estimate'])} "
                 f"{_pp_interval(b['difference']['ci_low'], b['difference']['ci_high'])}",
             )
             for b in pair["step_budgets"]

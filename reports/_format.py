@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 
 def percent(value: float | None) -> str:
@@ -10,11 +11,18 @@ def percent(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def interval(low: float | None, high: float | None) -> str:
-    """A confidence interval as "[41.7%, 80.0%]"."""
+def points(value: float | None) -> str:
+    """A difference of two fractions in percentage points, signed ("+12.5 pp"); None as "n/a"."""
+    return "n/a" if value is None else f"{100 * value:+.1f} pp"
+
+
+def interval(
+    low: float | None, high: float | None, unit: Callable[[float | None], str] = percent, missing: str = "n/a"
+) -> str:
+    """A confidence interval as "[41.7%, 80.0%]" (bounds written by `unit`); `missing` without one."""
     if low is None or high is None:
-        return "n/a"
-    return f"[{percent(low)}, {percent(high)}]"
+        return missing
+    return f"[{unit(low)}, {unit(high)}]"
 
 
 def esc(value: object) -> str:

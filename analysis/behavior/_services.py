@@ -1,7 +1,8 @@
 """Benchmark service tools (`<service>_<verb>`): which service object a call reads or writes.
 
-The services' own table (`TOOL_SPECS`: service, read/write, the arguments that identify the object,
-where a creation returns the new object's id) is used when it names the tool. Otherwise the name is
+The tool specs the benchmark recorded in the sample's metadata (`forge_eval.rundir.ToolSpec`: service,
+read/write, the arguments that identify the object, where a creation returns the new object's id) are
+used when they name the tool. Otherwise the name is
 split into one of the task's services and a verb, and the verb decides (`x_list` reads, `x_create`
 writes); the identifying arguments are then `id`, `*_id`, `path`, `name`, `key`, `number`, `sku`.
 """
@@ -12,7 +13,7 @@ from typing import Any
 
 from forge_eval.analysis.behavior._access import Access, service_resource
 from forge_eval.analysis.behavior._rules import CallAccess
-from forge_eval.benchmarks.services import TOOL_SPECS, ToolSpec
+from forge_eval.rundir import ToolSpec
 
 _READ_VERBS = frozenset(
     {
@@ -90,9 +91,7 @@ def _guess(tool: str, services: Iterable[str]) -> ToolSpec | None:
     return None
 
 
-def service_tool(
-    tool: str, services: Iterable[str], specs: Mapping[str, ToolSpec] = TOOL_SPECS
-) -> ToolSpec | None:
+def service_tool(tool: str, services: Iterable[str], specs: Mapping[str, ToolSpec]) -> ToolSpec | None:
     """The spec of `tool`: from `specs`, else guessed from the task's `services`; None if neither."""
     return specs.get(tool) or _guess(tool, services)
 

@@ -34,8 +34,7 @@ from forge_eval.analysis.behavior._gc import gc_paused
 from forge_eval.analysis.behavior._records import RolloutKey, parse_failed, read_parse_verdicts
 from forge_eval.analysis.behavior._rules import CallAccess, HarnessRules, rules_for
 from forge_eval.analysis.behavior._services import service_access, service_tool
-from forge_eval.benchmarks.services import TOOL_SPECS, ToolSpec
-from forge_eval.rundir import RunDir, read_trials
+from forge_eval.rundir import RunDir, ToolSpec, read_tool_specs, read_trials
 
 CALL_COLUMNS = [
     "task_id", "seed", "epoch", "harness", "call_index", "turn", "tool", "arguments", "result",
@@ -208,7 +207,7 @@ def classify_call(
     arguments: Mapping[str, Any],
     rules: HarnessRules,
     services: Iterable[str] = (),
-    specs: Mapping[str, ToolSpec] = TOOL_SPECS,
+    specs: Mapping[str, ToolSpec] | None = None,
     result: str | None = None,
 ) -> ToolCallAccess:
     """Classify one call by the harness's table, else as a service tool, else as "other".
@@ -218,7 +217,7 @@ def classify_call(
     rule = rules.tools.get(tool)
     if rule is not None:
         return ToolCallAccess(rule.classify(arguments, rules), None, rule.generic_shell)
-    spec = service_tool(tool, services, specs)
+    spec = service_tool(tool, services, specs or {})
     if spec is not None:
         return ToolCallAccess(service_access(spec, arguments, result), spec.service, False)
     return ToolCallAccess(CallAccess(frozenset(), ()), None, False)
@@ -278,7 +277,7 @@ def sample_calls(
     sample: EvalSample,
     key: dict[str, Any],
     rules: HarnessRules,
-    specs: Mapping[str, ToolSpec] = TOOL_SPECS,
+    specs: Mapping[str, ToolSpec] | None = None,
     parse_verdicts: list[bool] | None = None,
 ) -> SampleCalls:
     """The call rows of one sample.
@@ -287,11 +286,12 @@ def sample_calls(
         sample: The Inspect sample.
         key: Columns every row carries (task_id, seed, epoch, harness).
         rules: The harness's tool rules.
-        specs: Service tool descriptions.
+        specs: Service tool descriptions, over those the sample's metadata records.
         parse_verdicts: Per agent turn, whether the proxy's record of it carries a tool-call parse
             failure; used when there is exactly one per turn.
     """
     services = list((sample.metadata or {}).get("services") or [])
+    specs = {**read_tool_specs(sample.metadata), **(specs or {})}
     attachments = _Attachments(sample.attachments)
     results = _results(sample, attachments)
     events = [e for e in sample.events if is_agent_turn(e)]
@@ -373,7 +373,7 @@ def read_transcripts(
     harness: str | None = None,
     passed: Mapping[tuple[str, int, int], bool] | None = None,
     threshold: float = 1.0,
-    specs: Mapping[str, ToolSpec] = TOOL_SPECS,
+    specs: Mapping[str, ToolSpec] | None = None,
     records: Mapping[RolloutKey, list[bool]] | None = None,
 ) -> Transcripts:
     """Read eval logs (paths or loaded logs) into the per-call and per-rollout tables.
@@ -384,7 +384,8 @@ def read_transcripts(
         passed: (task_id, seed, epoch) -> solved, e.g. from the run's trials.csv; otherwise a rollout
             passes when its first score is >= `threshold`.
         threshold: Pass threshold on the first score, used without `passed`.
-        specs: Service tool descriptions (tool name -> ToolSpec); forge-eval's services by default.
+        specs: Service tool descriptions (tool name -> ToolSpec), over those each sample's metadata
+            records (`forge_eval.rundir.TOOL_SPECS_KEY`, written by the benchmark).
         records: The proxy's per-turn parse verdicts of the run (`read_parse_verdicts`), if recorded.
 
     Returns:

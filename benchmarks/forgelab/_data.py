@@ -15,6 +15,7 @@ from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._selection import Selection, select
 from forge_eval.benchmarks.forgelab._checks import CHECKS
 from forge_eval.benchmarks.services import SERVICES, TOOL_SPECS
+from forge_eval.rundir import TOOL_SPECS_KEY, tool_specs_metadata
 
 # The YAML files sit in the package folder itself, where setup.py's package_data ("*.yaml") finds them.
 DATA_DIR = Path(__file__).parent
@@ -187,6 +188,8 @@ def to_sample(task: TaskSpec, world: dict[str, Any]) -> Sample:
             "fault": task.fault.model_dump() if task.fault else None,
             "checks": task.checks,
             "initial_state": task.initial_state(world),
+            # how the sample's tools touch its services, for behavioral analysis
+            TOOL_SPECS_KEY: tool_specs_metadata(s for s in TOOL_SPECS.values() if s.service in task.services),
         },
     )
 

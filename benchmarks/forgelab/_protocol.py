@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_eval.benchmarks import services
-from forge_eval.benchmarks._benchmark import RunUsed, task_set
+from forge_eval.benchmarks._benchmark import RunUsed, own_elements
 from forge_eval.benchmarks.forgelab._data import DATA_DIR, select_tasks
 from forge_eval.benchmarks.forgelab._task import (
     DEFAULT_MAX_TOKENS,
@@ -46,29 +46,20 @@ def protocol(run: RunUsed) -> ProtocolRecord:
     data_dir = Path(args.get("data_dir") or DATA_DIR)
     environment, data = _files(DATA_DIR)
     run_environment, run_data = _files(data_dir)
-    official_sampling = {"max_tokens": DEFAULT_MAX_TOKENS}
-    sampling_label = f"max_tokens {DEFAULT_MAX_TOKENS}, the model's defaults otherwise"
-    no_judge = NotUsed(why="verifiers check the final service state and the answer; no LLM judge")
+    no_judge = "verifiers check the final service state and the answer; no LLM judge"
+    own = own_elements(run, (s.id for s in select_tasks().samples), DEFAULT_MAX_TOKENS, no_judge)
     return ProtocolRecord(
         elements=[
-            element(
-                "task_set",
-                task_set((s.id for s in select_tasks().samples), "all"),
-                task_set(run.task_ids, run.selection),
-            ),
+            own["task_set"],
             element(
                 "harness",
                 _harness(OFFICIAL_HARNESS, DEFAULT_MESSAGE_LIMIT, DEFAULT_TIME_LIMIT),
                 _harness(run.harness, args.get("message_limit"), args.get("time_limit")),
             ),
             element("agent_prompt", Ours.text("forgelab's system prompt", SYSTEM_PROMPT)),
-            element(
-                "agent_sampling",
-                Value(value=official_sampling, label=sampling_label),
-                Value(value=dict(run.sampling)),
-            ),
-            element("judge_model", no_judge),
-            element("judge_prompt", no_judge),
+            own["agent_sampling"],
+            own["judge_model"],
+            own["judge_prompt"],
             element("user_model", NotUsed(why="single-turn tasks: no simulated user")),
             element("grader", Ours.files("forgelab's verifiers", _HERE / "_checks.py", _HERE / "_scorer.py")),
             element("environment", environment, run_environment),

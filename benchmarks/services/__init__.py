@@ -6,7 +6,6 @@ Inspect tools of chosen services, described in `TOOL_SPECS`. `CollectionService`
 over free-form JSON records (benchmarks that bring their own fixtures, e.g. Claw-Eval).
 """
 
-from forge_eval.benchmarks.services import _tools  # noqa: F401  (registers the tools)
 from forge_eval.benchmarks.services._app import DEFAULT_WORLD, WORLD_HEADER, Call, Endpoint, Service
 from forge_eval.benchmarks.services._client import ServiceError, WorldClient, bind_world, bound_world
 from forge_eval.benchmarks.services._cluster import ServiceCluster, ServiceStartError

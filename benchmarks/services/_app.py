@@ -9,7 +9,6 @@ with `GET /state`.
 from __future__ import annotations
 
 import json
-from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -66,6 +65,7 @@ class Call:
 
 
 Handler = Callable[[Call], Awaitable[Any]]
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True)
@@ -88,16 +88,31 @@ def parse_model(model: type[M], data: Any) -> M:
         raise ServiceHTTPError(422, f"invalid request: {problems}") from None
 
 
-class Service(ABC):
-    """A local stateful HTTP service. Subclasses give a name, a state model and endpoints."""
+def endpoint(method: str, path: str) -> Callable[[F], F]:
+    """Declare a service method as a domain operation, named after the method (`Service.endpoints`)."""
+
+    def mark(handler: F) -> F:
+        handler.__endpoint__ = (method, path)  # type: ignore[attr-defined]
+        return handler
+
+    return mark
+
+
+class Service:
+    """A local stateful HTTP service. Subclasses give a name, a state model and endpoints: methods
+    declared with `@endpoint(method, path)`, or an `endpoints()` of their own."""
 
     name: ClassVar[str]
     description: ClassVar[str]
     state_model: ClassVar[type[BaseModel]]
 
-    @abstractmethod
     def endpoints(self) -> list[Endpoint]:
-        """The service's domain operations."""
+        """The service's domain operations: its `@endpoint` methods, in the order they are defined."""
+        found = []
+        for attribute in vars(type(self)).values():
+            if declared := getattr(attribute, "__endpoint__", None):
+                found.append(Endpoint(attribute.__name__, *declared, getattr(self, attribute.__name__)))
+        return found
 
     def app(self) -> Starlette:
         """A fresh Starlette app with its own world store."""

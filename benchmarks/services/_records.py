@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from pydantic import BaseModel
+
 from forge_eval.benchmarks.services._app import ServiceHTTPError, not_found
 
 R = TypeVar("R")
@@ -59,6 +61,13 @@ def search(records: Sequence[R], query: str, text_of: Callable[[R], str]) -> lis
         if hits:
             scored.append((-hits, index, record))
     return [record for _, _, record in sorted(scored, key=lambda t: (t[0], t[1]))]
+
+
+def changed(record: R, changes: BaseModel) -> R:
+    """`record` with the fields `changes` sets (the others, None there, stay as they are)."""
+    for key, value in changes.model_dump(exclude_none=True).items():
+        setattr(record, key, value)
+    return record
 
 
 def require_nonempty(value: str, field: str) -> str:

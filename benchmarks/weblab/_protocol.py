@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from forge_eval.benchmarks._benchmark import RunUsed, task_set
+from forge_eval.benchmarks._benchmark import RunUsed, own_elements
 from forge_eval.benchmarks.web import ACTIONS, BrowserConfig, BrowserUnavailableError, find_executable
 from forge_eval.benchmarks.weblab._data import select_tasks
 from forge_eval.benchmarks.weblab._task import (
@@ -63,29 +63,21 @@ def browser_build() -> str:
 def protocol(run: RunUsed) -> ProtocolRecord:
     """Official (forge-eval's own weblab) and this run's side of every protocol element."""
     args = run.task_args
-    no_judge = NotUsed(why="the verifier checks the answer or the site's state; no LLM judge scores")
+    no_judge = "the verifier checks the answer or the site's state; no LLM judge scores"
+    own = own_elements(run, (s.id for s in select_tasks().samples), DEFAULT_MAX_TOKENS, no_judge)
     sites = Ours.files("the six local sites", _HERE / "_sites", _HERE / "_site.py")
-    sampling_label = f"max_tokens {DEFAULT_MAX_TOKENS}, the model's defaults otherwise"
     return ProtocolRecord(
         elements=[
-            element(
-                "task_set",
-                task_set((s.id for s in select_tasks().samples), "all"),
-                task_set(run.task_ids, run.selection),
-            ),
+            own["task_set"],
             element(
                 "harness",
                 _harness(OFFICIAL_HARNESS, DEFAULT_MAX_STEPS, DEFAULT_TIME_LIMIT, "auto"),
                 _harness(run.harness, args.get("max_steps"), args.get("time_limit"), args.get("observation")),
             ),
             element("agent_prompt", _prompt(OFFICIAL_HARNESS), _prompt(run.harness)),
-            element(
-                "agent_sampling",
-                Value(value={"max_tokens": DEFAULT_MAX_TOKENS}, label=sampling_label),
-                Value(value=dict(run.sampling)),
-            ),
-            element("judge_model", no_judge),
-            element("judge_prompt", no_judge),
+            own["agent_sampling"],
+            own["judge_model"],
+            own["judge_prompt"],
             element("user_model", NotUsed(why="single-turn tasks: no simulated user")),
             element("grader", Ours.files("weblab's verifier", _HERE / "_checks.py")),
             element("environment", sites, name="environment: sites"),

@@ -143,7 +143,7 @@ def credit(
     if resamples < 100:
         raise UsageError(f"--resamples must be at least 100, got {resamples}")
     command = shlex.join(["forge-eval", *sys.argv[1:]])
-    from forge_eval.reports._ablation import build_ablation_report
+    from forge_eval.reports import build_ablation_report
     from forge_eval.rundir import write_json
     from forge_eval.training import ablation
 

@@ -18,7 +18,7 @@ COMMANDS: dict[str, str] = {
     "list": "forge_eval._cli.listing:list_command",
     "report": "forge_eval._cli.report:report",
     "proxy": "forge_eval._cli.proxy:proxy",
-    "serve-model": "forge_eval._cli.serve_model:serve_model",
+    "serve-model": "forge_eval.models:serve_model",
     "ablate": "forge_eval._cli.ablate:ablate",
 }
 

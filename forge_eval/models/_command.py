@@ -1,4 +1,6 @@
-"""`forge-eval serve-model`: serve an embedded model in the foreground."""
+"""The serve command: an embedded model in the foreground, as `forge-eval serve-model` and as the process
+`EmbeddedModelServer` starts (`python -m forge_eval.models serve`). It lives with the models so that
+their own server process needs nothing from the CLI above them."""
 
 from __future__ import annotations
 
@@ -7,9 +9,9 @@ from pathlib import Path
 
 import click
 
-from forge_eval.models import EMBEDDED_MODELS, default_model
 from forge_eval.models._serve import bind_socket, serve
 from forge_eval.models._server import INSPECT_SERVICE, LOCAL_API_KEY
+from forge_eval.models._spec import EMBEDDED_MODELS, default_model
 
 
 def _ready_message(model: str, quiet: bool):

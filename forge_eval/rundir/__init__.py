@@ -7,6 +7,8 @@
   for every element of the benchmark's official protocol, what it uses, what this run used, whether they
   are the same, and so whether the run is `comparable` with the benchmark's published numbers.
 - `TRIAL_COLUMNS`, `write_trials` and `read_trials`: trials.csv, one row per task x seed x epoch.
+- `ToolSpec` and `TOOL_SPECS_KEY`: how a sample's service tools touch their services, recorded in its
+  metadata (`tool_specs_metadata`) and read back by behavioral analysis (`read_tool_specs`).
 - `write_json` / `write_text`: the one atomic writer (temporary file, then rename), NaN-safe for JSON.
 
 Filling a protocol record (in a `Benchmark.protocol(run)`; compare like with like: a file with the same
@@ -59,6 +61,7 @@ from forge_eval.rundir._results import (
     problems,
     write_results,
 )
+from forge_eval.rundir._tools import TOOL_SPECS_KEY, ToolSpec, read_tool_specs, tool_specs_metadata
 from forge_eval.rundir._trials import (
     LOG_FILE,
     REQUIRED_COLUMNS,
@@ -72,6 +75,7 @@ __all__ = [
     "ELEMENTS",
     "LOG_FILE",
     "REQUIRED_COLUMNS",
+    "TOOL_SPECS_KEY",
     "TRIAL_COLUMNS",
     "JudgeInfo",
     "MetricResult",
@@ -87,6 +91,7 @@ __all__ = [
     "SkippedTask",
     "Source",
     "SubsetInfo",
+    "ToolSpec",
     "Unpinned",
     "Upstream",
     "Value",
@@ -98,10 +103,12 @@ __all__ = [
     "metadata_columns",
     "metric_order",
     "problems",
+    "read_tool_specs",
     "read_trials",
     "same",
     "sha256_files",
     "sha256_text",
+    "tool_specs_metadata",
     "write_json",
     "write_results",
     "write_text",

@@ -28,6 +28,15 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall, ToolCallError
 
+from forge_eval.benchmarks.services import TOOL_SPECS
+from forge_eval.rundir import TOOL_SPECS_KEY, tool_specs_metadata
+
+
+def service_metadata(*services: str) -> dict[str, Any]:
+    """What forgelab records of a sample's services: their names and how their tools touch them."""
+    specs = tool_specs_metadata(s for s in TOOL_SPECS.values() if s.service in services)
+    return {"services": list(services), TOOL_SPECS_KEY: specs}
+
 
 @dataclass
 class Call:

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from _behavior_logs import Call, eval_log, sample, turn
+from _behavior_logs import Call, eval_log, sample, service_metadata, turn
 from scipy import stats
 
 from forge_eval.analysis.behavior import (
@@ -19,7 +19,8 @@ PLAN = [
     {"id": "s1", "tool": "tickets_get", "args": {"ticket_id": "T-1"}, "description": "read the ticket"},
     {"id": "s2", "tool": "mail_send", "args": {"subject": "Re: T-1"}, "description": "answer"},
 ]
-META = {"services": ["tickets", "mail"], "required_tools": ["tickets_get", "mail_send"], "plan": PLAN}
+# what forgelab records: the services, the tools and plan the task needs, how its tools touch the services
+META = {**service_metadata("tickets", "mail"), "required_tools": ["tickets_get", "mail_send"], "plan": PLAN}
 
 ROLLOUTS = {
     # name: (turns, score)
@@ -183,7 +184,7 @@ def test_interval_agrees_with_scipy_bca_with_one_seed_per_task() -> None:
     rng = np.random.default_rng(3)
     turns_ok, turns_bad = ROLLOUTS["verifies"][0], ROLLOUTS["no_read_back"][0]
     picks = rng.random(40) < 0.6
-    samples = [sample(f"t{i}", turns_ok if p else turns_bad) for i, p in enumerate(picks)]
+    samples = [sample(f"t{i}", turns_ok if p else turns_bad, metadata=META) for i, p in enumerate(picks)]
     t = read_transcripts([eval_log(samples)])
     got = summarize_behavior(t, n_resamples=4000)["groups"]["overall"]["capabilities"]["self_verification"]
     reference = stats.bootstrap(

@@ -4,7 +4,7 @@ import gc
 from pathlib import Path
 
 import pytest
-from _behavior_logs import Call, eval_log, run_dir, sample, turn
+from _behavior_logs import Call, eval_log, run_dir, sample, service_metadata, turn
 
 from forge_eval._errors import ForgeError
 from forge_eval.analysis.behavior import read_parse_verdicts, read_run_transcripts, read_transcripts
@@ -102,7 +102,8 @@ def test_openclaw_rewritten_ids_and_mcp_prefixes() -> None:
             )
         ),
     ]
-    t = read_transcripts([eval_log([sample("t1", turns, native=False)], harness="openclaw")])
+    log = eval_log([sample("t1", turns, native=False, metadata=service_metadata("mail"))], harness="openclaw")
+    t = read_transcripts([log])
     assert t.calls["result"].tolist() == ["hello", '{"id": "m3"}', "(Command exited with code 2)"]
     assert t.calls["tool"].tolist() == ["exec", "mail_read", "exec"]
     assert t.calls["reads"].tolist() == [("notes.md",), ("@mail:m3",), ()]
@@ -128,9 +129,13 @@ def test_service_creation_is_identified_by_the_id_in_its_result() -> None:
         turn(Call("tickets_get", {"ticket_id": "T-9"}, "{}")),
         turn(Call("calendar_create_event", {"title": "x"}, '{"event": {"id": "e1"}}')),
     ]
-    t = read_transcripts([eval_log([sample("t1", turns, metadata={"services": ["tickets", "calendar"]})])])
+    t = read_transcripts([eval_log([sample("t1", turns, metadata=service_metadata("tickets", "calendar"))])])
     assert t.calls["writes"].tolist() == [("@tickets:T-9",), (), ("@calendar:e1",)]
     assert t.calls["reads"].tolist() == [(), ("@tickets:T-9",), ()]
+    # without the specs the sample records, a creation is known by its verb only: its id is not
+    unrecorded = {"services": ["tickets", "calendar"]}
+    guessed = read_transcripts([eval_log([sample("t1", turns, metadata=unrecorded)])])
+    assert guessed.calls["writes"].tolist() == [("@tickets",), (), ("@calendar",)]
 
 
 def test_unknown_service_tools_are_classified_by_verb() -> None:

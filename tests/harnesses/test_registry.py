@@ -1,5 +1,6 @@
 """The harness registry and each harness's one home: names, facts read by training and analysis, pins."""
 
+import os
 import subprocess
 import sys
 from importlib.metadata import EntryPoint
@@ -10,6 +11,7 @@ from inspect_ai._util.registry import registry_info
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval import ForgeError, Registry
+from forge_eval._errors import UnknownNameError
 from forge_eval.analysis.behavior import rules_for as behavior_rules_for
 from forge_eval.harnesses import HARNESSES, ExternalHarness, Harness, facts_for
 from forge_eval.harnesses.__main__ import pins
@@ -181,3 +183,82 @@ def test_an_advertised_harness_that_fails_to_import_says_why_where_it_is_used(mo
     assert "ModuleNotFoundError" in problem
     with pytest.raises(ForgeError, match="could not be loaded"):
         unloadable.solver(tools=[], system_prompt="")
+
+
+@pytest.mark.parametrize("name", HARNESSES.names())
+def test_every_registered_harness_declares_what_a_run_and_a_rollout_need(name):
+    """Name, description, requirements, the version the protocol record names, and rollouts: either a
+    rollout_command of its own or the error that says it cannot (before any task is set up)."""
+    harness = HARNESSES.get(name)
+    assert harness.name == name
+    assert isinstance(harness.description, str) and harness.description
+    requirements = harness.requirements()
+    assert isinstance(requirements, list) and all(isinstance(r, str) and r for r in requirements)
+    assert isinstance(harness.version, str) and harness.version.strip()
+    if harness.runs_rollouts:
+        assert type(harness).rollout_command is not Harness.rollout_command, name
+    else:
+        assert type(harness).rollout_command is Harness.rollout_command, name
+        with pytest.raises(ForgeError, match=f"harness '{name}' cannot run training rollouts"):
+            spec = RolloutSpec("r", 0, name, {}, "http://127.0.0.1:1/v1", "key", 60.0)
+            harness.rollout_command(spec, Path("/tmp"), None)
+
+
+def test_an_unknown_harness_name_lists_every_valid_one():
+    with pytest.raises(UnknownNameError) as raised:
+        HARNESSES.get("codx")
+    valid = sorted(HARNESSES.names())
+    assert raised.value.valid == valid and {"react", "codex", "plan-act"} <= set(valid)  # plan-act: plugin
+    assert str(raised.value) == f"unknown harness 'codx'. Valid harnesses: {', '.join(valid)}"
+    assert raised.value.exit_code == 2
+
+
+_PLUGIN = '''
+from inspect_ai.solver import generate
+
+from forge_eval.harnesses import Harness
+
+
+class Greeter(Harness):
+    name = "{name}"
+    description = "a harness advertised by another distribution"
+
+    def agent(self, *, tools, system_prompt, **options):
+        return generate()
+'''
+
+
+def _distribution(root: Path, harness_name: str, entry_name: str) -> None:
+    """An installed distribution (dist-info on sys.path) advertising one harness entry point."""
+    (root / "greeter_plugin.py").write_text(_PLUGIN.format(name=harness_name))
+    info = root / "greeter_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: greeter-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[forge_eval.harnesses]\n{entry_name} = greeter_plugin:Greeter\n")
+
+
+def _lookup(root: Path, name: str) -> subprocess.CompletedProcess[str]:
+    code = (
+        "from forge_eval.harnesses import HARNESSES\n"
+        f"harness = HARNESSES.get({name!r})\n"
+        "print(type(harness).__module__, harness.name, harness.version, sorted(HARNESSES.names()))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_a_harness_advertised_by_another_distribution_is_loaded_on_first_lookup(tmp_path):
+    _distribution(tmp_path, "greeter", "greeter")
+    done = _lookup(tmp_path, "greeter")
+    assert done.returncode == 0, done.stderr
+    module, name, version, names = done.stdout.strip().split(" ", 3)
+    assert (module, name) == ("greeter_plugin", "greeter")
+    assert version.startswith("forge-eval")  # the base class's record for a harness without its own program
+    assert "'greeter'" in names and "'react'" in names
+
+
+def test_an_advertised_harness_under_another_name_is_refused_with_the_way_to_fix_it(tmp_path):
+    _distribution(tmp_path, "greeter", "hello")
+    done = _lookup(tmp_path, "hello")
+    assert done.returncode != 0
+    assert "entry point hello = greeter_plugin:Greeter is not a Harness named 'hello'" in done.stderr

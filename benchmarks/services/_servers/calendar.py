@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
-from forge_eval.benchmarks.services._app import Call, Endpoint, Service, ServiceHTTPError, parse_model
+from forge_eval.benchmarks.services._app import Call, Service, ServiceHTTPError, endpoint, parse_model
 from forge_eval.benchmarks.services._records import find, next_id, require_nonempty, search
 
 Date = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD")]
@@ -75,15 +75,7 @@ class CalendarService(Service):
     description = "the user's calendar"
     state_model = CalendarState
 
-    def endpoints(self) -> list[Endpoint]:
-        return [
-            Endpoint("list", "GET", "/events", self.list),
-            Endpoint("get", "GET", "/events/{id}", self.get),
-            Endpoint("create", "POST", "/events", self.create),
-            Endpoint("update", "PATCH", "/events/{id}", self.update),
-            Endpoint("delete", "DELETE", "/events/{id}", self.delete),
-        ]
-
+    @endpoint("GET", "/events")
     async def list(self, call: Call) -> list[Event]:
         events: list[Event] = call.state.events
         if date := call.query.get("date"):
@@ -93,9 +85,11 @@ class CalendarService(Service):
         events = search(events, call.query.get("query", ""), lambda e: f"{e.title} {e.description}")
         return sorted(events, key=lambda e: (e.date, e.start))
 
+    @endpoint("GET", "/events/{id}")
     async def get(self, call: Call) -> Event:
         return find(call.state.events, call.path["id"], "event", lambda e: e.id)
 
+    @endpoint("POST", "/events")
     async def create(self, call: Call) -> dict[str, Any]:
         state: CalendarState = call.state
         changes = call.parse(EventChanges)
@@ -108,6 +102,7 @@ class CalendarService(Service):
         state.events.append(event)
         return {"event": event, "conflicts": [e.id for e in state.events if _overlaps(event, e)]}
 
+    @endpoint("PATCH", "/events/{id}")
     async def update(self, call: Call) -> dict[str, Any]:
         state: CalendarState = call.state
         event = find(state.events, call.path["id"], "event", lambda e: e.id)
@@ -116,6 +111,7 @@ class CalendarService(Service):
         state.events[state.events.index(event)] = updated
         return {"event": updated, "conflicts": [e.id for e in state.events if _overlaps(updated, e)]}
 
+    @endpoint("DELETE", "/events/{id}")
     async def delete(self, call: Call) -> dict[str, Any]:
         state: CalendarState = call.state
         event = find(state.events, call.path["id"], "event", lambda e: e.id)

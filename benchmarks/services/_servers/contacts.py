@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from forge_eval.benchmarks.services._app import Call, Endpoint, Service
-from forge_eval.benchmarks.services._records import find, next_id, require_nonempty, search
+from forge_eval.benchmarks.services._app import Call, Service, endpoint
+from forge_eval.benchmarks.services._records import changed, find, next_id, require_nonempty, search
 
 
 class Contact(BaseModel):
@@ -34,14 +34,7 @@ class ContactsService(Service):
     description = "the user's address book"
     state_model = ContactsState
 
-    def endpoints(self) -> list[Endpoint]:
-        return [
-            Endpoint("search", "GET", "/contacts", self.search),
-            Endpoint("get", "GET", "/contacts/{id}", self.get),
-            Endpoint("create", "POST", "/contacts", self.create),
-            Endpoint("update", "PATCH", "/contacts/{id}", self.update),
-        ]
-
+    @endpoint("GET", "/contacts")
     async def search(self, call: Call) -> list[Contact]:
         return search(
             call.state.contacts,
@@ -49,9 +42,11 @@ class ContactsService(Service):
             lambda c: f"{c.name} {c.email} {c.company} {c.title}",
         )
 
+    @endpoint("GET", "/contacts/{id}")
     async def get(self, call: Call) -> Contact:
         return find(call.state.contacts, call.path["id"], "contact", lambda c: c.id)
 
+    @endpoint("POST", "/contacts")
     async def create(self, call: Call) -> Contact:
         state: ContactsState = call.state
         fields = call.parse(ContactFields).model_dump(exclude_none=True)
@@ -60,8 +55,7 @@ class ContactsService(Service):
         state.contacts.append(contact)
         return contact
 
+    @endpoint("PATCH", "/contacts/{id}")
     async def update(self, call: Call) -> Contact:
         contact = find(call.state.contacts, call.path["id"], "contact", lambda c: c.id)
-        for key, value in call.parse(ContactFields).model_dump(exclude_none=True).items():
-            setattr(contact, key, value)
-        return contact
+        return changed(contact, call.parse(ContactFields))

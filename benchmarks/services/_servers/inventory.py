@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from forge_eval.benchmarks.services._app import Call, Endpoint, Service
+from forge_eval.benchmarks.services._app import Call, Service, endpoint
 from forge_eval.benchmarks.services._records import find, next_id, search
 
 
@@ -41,23 +41,18 @@ class InventoryService(Service):
     description = "the office inventory and purchase orders"
     state_model = InventoryState
 
-    def endpoints(self) -> list[Endpoint]:
-        return [
-            Endpoint("search", "GET", "/products", self.search),
-            Endpoint("get", "GET", "/products/{sku}", self.get),
-            Endpoint("order", "POST", "/orders", self.order),
-            Endpoint("orders", "GET", "/orders", self.orders),
-        ]
-
+    @endpoint("GET", "/products")
     async def search(self, call: Call) -> list[Product]:
         products: list[Product] = call.state.products
         if call.query.get("low_stock", "").strip().lower() in ("1", "true", "yes"):
             products = [p for p in products if p.stock < p.reorder_level]
         return search(products, call.query.get("query", ""), lambda p: f"{p.sku} {p.name} {p.supplier}")
 
+    @endpoint("GET", "/products/{sku}")
     async def get(self, call: Call) -> Product:
         return find(call.state.products, call.path["sku"], "product", lambda p: p.sku)
 
+    @endpoint("POST", "/orders")
     async def order(self, call: Call) -> Order:
         state: InventoryState = call.state
         request = call.parse(NewOrder)
@@ -72,5 +67,6 @@ class InventoryService(Service):
         state.orders.append(order)
         return order
 
+    @endpoint("GET", "/orders")
     async def orders(self, call: Call) -> list[Order]:
         return list(call.state.orders)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from forge_eval.benchmarks.services._app import Call, Endpoint, Service
-from forge_eval.benchmarks.services._records import find, search
+from forge_eval.benchmarks.services._app import Call, Service, endpoint
+from forge_eval.benchmarks.services._records import changed, find, search
 
 SNIPPET_CHARS = 120
 
@@ -31,23 +31,17 @@ class KbService(Service):
     description = "the company knowledge base"
     state_model = KbState
 
-    def endpoints(self) -> list[Endpoint]:
-        return [
-            Endpoint("search", "GET", "/articles", self.search),
-            Endpoint("get", "GET", "/articles/{id}", self.get),
-            Endpoint("update", "PATCH", "/articles/{id}", self.update),
-        ]
-
+    @endpoint("GET", "/articles")
     async def search(self, call: Call) -> list[dict[str, str]]:
         articles: list[Article] = call.state.articles
         hits = search(articles, call.query.get("query", ""), lambda a: f"{a.title} {a.tags} {a.body}")
         return [{"id": a.id, "title": a.title, "snippet": a.body[:SNIPPET_CHARS]} for a in hits]
 
+    @endpoint("GET", "/articles/{id}")
     async def get(self, call: Call) -> Article:
         return find(call.state.articles, call.path["id"], "article", lambda a: a.id)
 
+    @endpoint("PATCH", "/articles/{id}")
     async def update(self, call: Call) -> Article:
         article = find(call.state.articles, call.path["id"], "article", lambda a: a.id)
-        for key, value in call.parse(ArticleChanges).model_dump(exclude_none=True).items():
-            setattr(article, key, value)
-        return article
+        return changed(article, call.parse(ArticleChanges))

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from forge_eval.benchmarks.services._app import Call, Endpoint, Service
+from forge_eval.benchmarks.services._app import Call, Service, endpoint
 from forge_eval.benchmarks.services._records import find, next_id, require_nonempty, search
 
 Folder = Literal["inbox", "sent", "trash"]
@@ -55,14 +55,7 @@ class MailService(Service):
     description = "the user's mailbox"
     state_model = MailState
 
-    def endpoints(self) -> list[Endpoint]:
-        return [
-            Endpoint("search", "GET", "/messages", self.search),
-            Endpoint("read", "GET", "/messages/{id}", self.read),
-            Endpoint("send", "POST", "/messages", self.send),
-            Endpoint("delete", "DELETE", "/messages/{id}", self.delete),
-        ]
-
+    @endpoint("GET", "/messages")
     async def search(self, call: Call) -> list[dict[str, object]]:
         state: MailState = call.state
         folder = call.query.get("folder", "inbox").lower()
@@ -70,11 +63,13 @@ class MailService(Service):
         hits = search(pool, call.query.get("query", ""), lambda m: f"{m.sender} {m.subject} {m.body}")
         return [m.summary() for m in hits]
 
+    @endpoint("GET", "/messages/{id}")
     async def read(self, call: Call) -> Message:
         message = find(call.state.messages, call.path["id"], "message", lambda m: m.id)
         message.unread = False
         return message
 
+    @endpoint("POST", "/messages")
     async def send(self, call: Call) -> dict[str, object]:
         state: MailState = call.state
         request = call.parse(SendRequest)
@@ -92,6 +87,7 @@ class MailService(Service):
         state.messages.append(message)
         return {"id": message.id, "status": "sent", "to": message.to}
 
+    @endpoint("DELETE", "/messages/{id}")
     async def delete(self, call: Call) -> dict[str, object]:
         message = find(call.state.messages, call.path["id"], "message", lambda m: m.id)
         message.folder = "trash"

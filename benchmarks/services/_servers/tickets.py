@@ -6,8 +6,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
-from forge_eval.benchmarks.services._app import Call, Endpoint, Service
-from forge_eval.benchmarks.services._records import find, lowercase, next_id, require_nonempty, search
+from forge_eval.benchmarks.services._app import Call, Service, endpoint
+from forge_eval.benchmarks.services._records import (
+    changed,
+    find,
+    lowercase,
+    next_id,
+    require_nonempty,
+    search,
+)
 
 Status = Annotated[Literal["open", "pending", "closed"], BeforeValidator(lowercase)]
 Priority = Annotated[Literal["low", "medium", "high", "urgent"], BeforeValidator(lowercase)]
@@ -65,15 +72,7 @@ class TicketsService(Service):
     description = "the helpdesk ticket system"
     state_model = TicketsState
 
-    def endpoints(self) -> list[Endpoint]:
-        return [
-            Endpoint("list", "GET", "/tickets", self.list),
-            Endpoint("get", "GET", "/tickets/{id}", self.get),
-            Endpoint("create", "POST", "/tickets", self.create),
-            Endpoint("update", "PATCH", "/tickets/{id}", self.update),
-            Endpoint("comment", "POST", "/tickets/{id}/comments", self.comment),
-        ]
-
+    @endpoint("GET", "/tickets")
     async def list(self, call: Call) -> list[dict[str, object]]:
         tickets: list[Ticket] = call.state.tickets
         for key in ("status", "priority"):
@@ -82,9 +81,11 @@ class TicketsService(Service):
         hits = search(tickets, call.query.get("query", ""), lambda t: f"{t.title} {t.description}")
         return [t.summary() for t in hits]
 
+    @endpoint("GET", "/tickets/{id}")
     async def get(self, call: Call) -> Ticket:
         return find(call.state.tickets, call.path["id"], "ticket", lambda t: t.id)
 
+    @endpoint("POST", "/tickets")
     async def create(self, call: Call) -> dict[str, object]:
         state: TicketsState = call.state
         request = call.parse(NewTicket)
@@ -93,12 +94,12 @@ class TicketsService(Service):
         state.tickets.append(ticket)
         return {"id": ticket.id, "status": ticket.status, "priority": ticket.priority}
 
+    @endpoint("PATCH", "/tickets/{id}")
     async def update(self, call: Call) -> Ticket:
         ticket = find(call.state.tickets, call.path["id"], "ticket", lambda t: t.id)
-        for key, value in call.parse(TicketChanges).model_dump(exclude_none=True).items():
-            setattr(ticket, key, value)
-        return ticket
+        return changed(ticket, call.parse(TicketChanges))
 
+    @endpoint("POST", "/tickets/{id}/comments")
     async def comment(self, call: Call) -> dict[str, object]:
         ticket = find(call.state.tickets, call.path["id"], "ticket", lambda t: t.id)
         ticket.comments.append(Comment(body=call.parse(NewComment).body))

@@ -15,6 +15,7 @@ from inspect_ai.model import get_model
 from forge_eval._errors import ForgeError, UnknownNameError, UsageError
 from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks.forgelab import QUICK_SUBSET, TOOL_SPECS, forgelab, load_tasks, select_tasks
+from forge_eval.rundir import read_tool_specs
 from tests.benchmarks.forgelab._oracle import do_nothing, oracle
 
 TASKS = load_tasks()
@@ -66,6 +67,9 @@ def test_sample_metadata_contract() -> None:
         assert meta["required_tools"] == list(dict.fromkeys(step["tool"] for step in meta["plan"]))
         assert all(TOOL_SPECS[t].service in meta["services"] for t in meta["required_tools"])
         assert meta["fault"] is None or meta["fault"]["service"] in meta["services"]
+        # behavioral analysis reads how the offered tools touch the services from here, not from TOOL_SPECS
+        recorded = read_tool_specs(meta)
+        assert recorded == {n: s for n, s in TOOL_SPECS.items() if s.service in meta["services"]}, sample.id
 
 
 def test_quick_subset_spans_categories() -> None:

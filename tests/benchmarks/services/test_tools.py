@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect as pyinspect
 import json
 
 import pytest
@@ -20,6 +19,7 @@ from forge_eval.benchmarks.services import (
     bind_world,
     tools_for,
 )
+from forge_eval.benchmarks.services import _toolspec as toolspec
 
 
 def test_every_service_has_read_and_write_tools() -> None:
@@ -33,10 +33,9 @@ def test_specs_match_the_tool_signatures() -> None:
     assert set(tools) == set(TOOL_SPECS)
     for name, spec in TOOL_SPECS.items():
         assert name.startswith(f"{spec.service}_") and spec.kind in ("read", "write")
-        params = pyinspect.signature(tools[name]).parameters
-        assert set(spec.resource_args) <= set(params), name
-        assert spec.result_id is None or spec.kind == "write", name
         definition = ToolDef(tools[name])
+        assert set(spec.resource_args) <= set(definition.parameters.required), name
+        assert spec.result_id is None or spec.kind == "write", name
         assert definition.description and len(definition.description) < 120, name
         for param, schema in definition.parameters.properties.items():
             assert schema.description, f"{name}.{param} has no description"
@@ -44,8 +43,15 @@ def test_specs_match_the_tool_signatures() -> None:
 
 def test_tools_for_selects_services_only() -> None:
     names = [ToolDef(t).name for t in tools_for(["kb", "contacts"])]
-    assert names == ["contacts_search", "contacts_get", "contacts_create", "contacts_update",
-                     "kb_search", "kb_get", "kb_update"]
+    assert names == [
+        "contacts_search",
+        "contacts_get",
+        "contacts_create",
+        "contacts_update",
+        "kb_search",
+        "kb_get",
+        "kb_update",
+    ]
     with pytest.raises(UnknownNameError, match="unknown service 'crm'"):
         tools_for(["crm"])
 
@@ -71,6 +77,88 @@ def test_tools_reach_the_bound_world_and_raise_tool_errors() -> None:
 
     with ServiceCluster(["tickets"]) as cluster:
         asyncio.run(scenario(cluster))
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "request_"),
+    [
+        ("calendar_list_events", {}, ("GET", "/events", {"params": {"date": "", "query": ""}})),
+        (
+            "calendar_create_event",
+            {"title": "Sync", "date": "2026-03-02", "start": "10:00", "end": "10:30"},
+            (
+                "POST",
+                "/events",
+                {
+                    "json": {
+                        "title": "Sync",
+                        "date": "2026-03-02",
+                        "start": "10:00",
+                        "end": "10:30",
+                        "attendees": [],
+                        "location": "",
+                    }
+                },
+            ),
+        ),
+        (
+            "calendar_update_event",
+            {"event_id": "e1", "end": "11:00"},
+            ("PATCH", "/events/e1", {"json": {"end": "11:00"}}),
+        ),
+        ("calendar_delete_event", {"event_id": "e1"}, ("DELETE", "/events/e1", {"params": {}})),
+        (
+            "inventory_search",
+            {"low_stock": True},
+            ("GET", "/products", {"params": {"query": "", "low_stock": "true"}}),
+        ),
+        (
+            "inventory_search",
+            {"query": "toner"},
+            ("GET", "/products", {"params": {"query": "toner", "low_stock": ""}}),
+        ),
+        (
+            "inventory_order",
+            {"sku": "SKU-1", "quantity": 3},
+            ("POST", "/orders", {"json": {"sku": "SKU-1", "quantity": 3}}),
+        ),
+        (
+            "mail_search",
+            {"query": "rent"},
+            ("GET", "/messages", {"params": {"query": "rent", "folder": "inbox"}}),
+        ),
+        (
+            "tickets_create",
+            {"title": "Chair"},
+            ("POST", "/tickets", {"json": {"title": "Chair", "description": "", "priority": "medium"}}),
+        ),
+        (
+            "tickets_comment",
+            {"ticket_id": "T-1", "body": "done"},
+            ("POST", "/tickets/T-1/comments", {"json": {"body": "done"}}),
+        ),
+        (
+            "kb_update",
+            {"article_id": "a1", "title": "New"},
+            ("PATCH", "/articles/a1", {"json": {"title": "New"}}),
+        ),
+    ],
+)
+def test_a_tool_call_is_one_request_with_the_declared_defaults(
+    name: str,
+    arguments: dict[str, object],
+    request_: tuple[str, str, dict[str, object]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sent: list[tuple[str, str, str, dict[str, object]]] = []
+
+    async def record(service: str, method: str, path: str, **body: object) -> dict[str, str]:
+        sent.append((service, method, path, body))
+        return {"ok": "yes"}
+
+    monkeypatch.setattr(toolspec, "call_service", record)
+    assert json.loads(asyncio.run(_tool(name)(**arguments))) == {"ok": "yes"}
+    assert sent == [(TOOL_SPECS[name].service, *request_)]
 
 
 def _tool(name: str) -> Tool:
