@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from forge_eval.benchmarks._benchmark import OfficialSettings
-from forge_eval.benchmarks.online_mind2web._data import select_tasks
+from forge_eval.benchmarks.online_mind2web._data import SOURCES, select_tasks
 from forge_eval.benchmarks.online_mind2web._task import online_mind2web
-from forge_eval.benchmarks.web._live import DEFAULT_TIME_LIMIT, LiveWebBenchmark
+from forge_eval.benchmarks.web._live import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TIME_LIMIT,
+    LiveProtocol,
+    LiveWebBenchmark,
+)
 from forge_eval.benchmarks.web.judges import JUDGE_ROLE
 
 OFFICIAL_JUDGE = "openai/o4-mini"
@@ -24,9 +29,13 @@ class OnlineMind2Web(LiveWebBenchmark):
         paper_source="OpenForgeRL (arXiv 2607.21557): Online-Mind2Web, 300 tasks, after RL",
     )
     judge_kind = "webjudge"
-    protocol_pending = (
-        "protocol record not yet filled: WebJudge's prompts and inputs are ours, and the MolmoWeb "
-        "harness's prompt and sampling are ours"
+    live_protocol = LiveProtocol(
+        judge="webjudge",
+        official_judge=OFFICIAL_JUDGE,
+        sources=SOURCES,
+        default_version="2025-11",
+        default_max_steps=DEFAULT_MAX_STEPS,
+        select=select_tasks,
     )
     select_function = select_tasks
     task_function = online_mind2web

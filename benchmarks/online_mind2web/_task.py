@@ -34,8 +34,9 @@ def online_mind2web(
         task_ids: Comma-separated task ids; level: easy, medium or hard only.
         judge_text: Judge from ARIA + OCR text instead of screenshots (not comparable).
         data_dir: A copy of the upstream data (default: the cache, else the pinned upstream download).
-        upstream_dir: A clone of the judge's upstream repository at its pinned commit, or a folder of
-            such trees named `owner+name@commit` (default: the cache, else downloaded).
+        upstream_dir: A clone of an upstream repository at its pinned commit (the judge's, MolmoWeb's
+            agent), or a folder of such trees named `owner+name@commit` (default: the cache, else
+            downloaded).
     """
     return live_web_task(
         name="online_mind2web",
@@ -48,5 +49,6 @@ def online_mind2web(
         observation=observation,
         max_tokens=max_tokens,
         local_clones=local_clones,
+        upstream_dir=upstream_dir,
         metadata={"benchmark": "online_mind2web", "version": version},
     )

@@ -15,6 +15,7 @@ from forge_eval.benchmarks.web._config import (
     EXECUTABLE_ENV,
     BrowserConfig,
     BrowserUnavailableError,
+    browser_build,
     find_executable,
     require_playwright,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "WebEnv",
     "bind_env",
     "browser_requirements",
+    "browser_build",
     "browser_tools",
     "close_episode",
     "current_env",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,3 +125,18 @@ def require_playwright() -> None:
             "the web benchmarks need Playwright, which is not installed",
             hint="pip install 'forge-eval[web]' (and a Chromium: apt-get install chromium-headless-shell)",
         ) from None
+
+
+def browser_build() -> str:
+    """The Chromium this machine runs the episodes in (`--version`), or why it cannot tell."""
+    try:
+        executable = find_executable(BrowserConfig())
+    except BrowserUnavailableError as e:
+        return f"unknown ({e})"
+    if executable is None:
+        return "Playwright's own Chromium"
+    try:
+        done = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{executable} (version unknown: {e})"
+    return done.stdout.strip() or f"{executable} (version unknown)"

@@ -21,13 +21,15 @@ from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval._errors import UsageError
-from forge_eval.benchmarks._benchmark import Benchmark
+from forge_eval.benchmarks._benchmark import Benchmark, RunUsed
 from forge_eval.benchmarks.web import browser_requirements
 from forge_eval.benchmarks.web._agent import web_agent
 from forge_eval.benchmarks.web._config import BrowserConfig
 from forge_eval.benchmarks.web._episode import close_episode, open_episode
+from forge_eval.benchmarks.web._protocol import LiveProtocol
 from forge_eval.benchmarks.web.judges import judge_info
 from forge_eval.harnesses import HARNESSES
+from forge_eval.rundir import ProtocolRecord
 
 T = TypeVar("T")
 
@@ -112,6 +114,7 @@ def live_web_task(
     max_tokens: int,
     local_clones: bool,
     metadata: dict[str, Any],
+    upstream_dir: str | None = None,
 ) -> Task:
     """The Inspect task of a live-web benchmark: one browser episode per sample, scored by its judge.
 
@@ -124,6 +127,7 @@ def live_web_task(
         max_tokens: Most tokens per model reply.
         local_clones: Run only the tasks of sites weblab clones, against those clones (offline plumbing
             check, marked `live_web: false`).
+        upstream_dir: Where the pinned upstream trees are (the judge's, MolmoWeb's agent).
     """
     if local_clones:
         clones = clone_host_map()
@@ -137,7 +141,7 @@ def live_web_task(
     return Task(
         dataset=MemoryDataset(samples, name=name),
         setup=live_setup(max_steps, local_clones),
-        solver=web_agent(harness, LIVE_SYSTEM_PROMPT, observation),
+        solver=web_agent(harness, LIVE_SYSTEM_PROMPT, observation, upstream_dir),
         scorer=judge,
         cleanup=close_episode,
         config=GenerateConfig(seed=seed, max_tokens=max_tokens),
@@ -151,13 +155,15 @@ class LiveWebBenchmark(Benchmark):
     """A benchmark on the live web: refused offline, official data from `--data-dir` (else upstream), the
     MolmoWeb harness by default, an LLM judge bound to the model role "judge".
 
-    Subclasses declare their selection and Inspect task functions (`Benchmark`) and their judge
-    (`judge_kind`, as `judge_info` knows it).
+    Subclasses declare their selection and Inspect task functions (`Benchmark`), their judge
+    (`judge_kind`, as `judge_info` knows it) and their protocol record (`live_protocol`).
     """
 
     default_harness = "molmoweb"
     accepts_data_dir = True
     judge_kind: ClassVar[str]
+    #: The benchmark's protocol record: upstream's elements and where this run's came from.
+    live_protocol: ClassVar[LiveProtocol]
 
     def requirements(self) -> list[str]:
         require_live_web(self.name)
@@ -165,3 +171,6 @@ class LiveWebBenchmark(Benchmark):
 
     def judge_info(self, judge_model: str) -> dict[str, Any]:
         return judge_info(self.judge_kind, judge_model, self.official.judge_model)
+
+    def protocol(self, run: RunUsed) -> ProtocolRecord:
+        return self.live_protocol.record(run)

@@ -1,7 +1,9 @@
-"""Where the live-web benchmarks' official data and code come from: Fara's, MolmoWeb's and WebVoyager's trees.
+"""Where the live-web benchmarks' official data and code come from: Fara's, MolmoWeb's, WebVoyager's trees.
 
-Both WebVoyager and Online-Mind2Web ship in each of them (Fara's copies are the older versions, MolmoWeb's
-the revised ones), so the two pins and their folder layouts live here once.
+The task data of both WebVoyager and Online-Mind2Web ships in Fara's and in MolmoWeb's repository (Fara's
+copies are the older versions, MolmoWeb's the revised ones); the judges' and the MolmoWeb agent's code
+is read from WebVoyager's, Fara's and MolmoWeb's trees at run time. The pins and folder layouts live here
+once.
 """
 
 from __future__ import annotations

@@ -4,12 +4,11 @@ comparable when it used all of them as they are here."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from forge_eval.benchmarks._benchmark import RunUsed, own_elements
-from forge_eval.benchmarks.web import ACTIONS, BrowserConfig, BrowserUnavailableError, find_executable
+from forge_eval.benchmarks.web import ACTIONS, browser_build
 from forge_eval.benchmarks.weblab._data import select_tasks
 from forge_eval.benchmarks.weblab._task import (
     DEFAULT_MAX_STEPS,
@@ -43,21 +42,6 @@ def _prompt(harness: str) -> Ours:
         prompt = molmoweb_prompt(spec for _, spec in ACTIONS.items())
         return Ours.text("the molmoweb harness's system prompt", prompt)
     return Ours.text("weblab's tool-calling system prompt", SYSTEM_PROMPT)
-
-
-def browser_build() -> str:
-    """The Chromium this machine runs the episodes in (`--version`), or why it cannot tell."""
-    try:
-        executable = find_executable(BrowserConfig())
-    except BrowserUnavailableError as e:
-        return f"unknown ({e})"
-    if executable is None:
-        return "Playwright's own Chromium"
-    try:
-        done = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"{executable} (version unknown: {e})"
-    return done.stdout.strip() or f"{executable} (version unknown)"
 
 
 def protocol(run: RunUsed) -> ProtocolRecord:

@@ -62,15 +62,15 @@ def weblab(
         judges: Comma-separated LLM judges to run beside the verifier ("webvoyager", "webjudge",
             "webvoyager-text", "webjudge-text"), for the judge-vs-verifier agreement study.
         max_tokens: Most tokens per model reply.
-        upstream_dir: Where the judges' pinned upstream trees are (a folder of `owner+name@commit`
-            trees; default: the cache, else downloaded).
+        upstream_dir: Where the pinned upstream trees of the judges and of MolmoWeb's agent are (a
+            folder of `owner+name@commit` trees; default: the cache, else downloaded).
     """
     return benchmark_task(
         "weblab",
         select_tasks(subset=subset, task_ids=task_ids),
         seed=seed,
         harness=harness,
-        agent=lambda chosen: web_agent(chosen.name, SYSTEM_PROMPT, observation),
+        agent=lambda chosen: web_agent(chosen.name, SYSTEM_PROMPT, observation, upstream_dir),
         scorer=[weblab_verifier(), *judge_scorers(judges, upstream_dir)],
         setup=weblab_setup(max_steps),
         cleanup=close_episode,

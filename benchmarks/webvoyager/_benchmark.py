@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from forge_eval.benchmarks._benchmark import OfficialSettings
-from forge_eval.benchmarks.web._live import DEFAULT_TIME_LIMIT, LiveWebBenchmark
+from forge_eval.benchmarks.web._live import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TIME_LIMIT,
+    LiveProtocol,
+    LiveWebBenchmark,
+)
 from forge_eval.benchmarks.web.judges import JUDGE_ROLE
-from forge_eval.benchmarks.webvoyager._data import select_tasks
+from forge_eval.benchmarks.webvoyager._data import SOURCES, select_tasks
 from forge_eval.benchmarks.webvoyager._task import webvoyager
 
 OFFICIAL_JUDGE = "openai/gpt-4o"
@@ -24,9 +29,13 @@ class WebVoyager(LiveWebBenchmark):
         paper_source="OpenForgeRL (arXiv 2607.21557): WebVoyager Fara-595, MolmoWeb harness, after RL",
     )
     judge_kind = "webvoyager"
-    protocol_pending = (
-        "protocol record not yet filled: the judge prompt is our rewrite of WebVoyager's, and the "
-        "MolmoWeb harness's prompt and sampling are ours"
+    live_protocol = LiveProtocol(
+        judge="webvoyager",
+        official_judge=OFFICIAL_JUDGE,
+        sources=SOURCES,
+        default_version="fara",
+        default_max_steps=DEFAULT_MAX_STEPS,
+        select=select_tasks,
     )
     select_function = select_tasks
     task_function = webvoyager

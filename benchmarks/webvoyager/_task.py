@@ -34,8 +34,9 @@ def webvoyager(
         task_ids: Comma-separated task ids; site: only this site's tasks (e.g. "Allrecipes").
         judge_text: Judge from ARIA + OCR text instead of screenshots (not comparable).
         data_dir: A copy of the upstream data (default: the cache, else the pinned upstream download).
-        upstream_dir: A clone of the judge's upstream repository at its pinned commit, or a folder of
-            such trees named `owner+name@commit` (default: the cache, else downloaded).
+        upstream_dir: A clone of an upstream repository at its pinned commit (the judge's, MolmoWeb's
+            agent), or a folder of such trees named `owner+name@commit` (default: the cache, else
+            downloaded).
     """
     return live_web_task(
         name="webvoyager",
@@ -48,5 +49,6 @@ def webvoyager(
         observation=observation,
         max_tokens=max_tokens,
         local_clones=local_clones,
+        upstream_dir=upstream_dir,
         metadata={"benchmark": "webvoyager", "version": version},
     )

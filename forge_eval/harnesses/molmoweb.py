@@ -1,14 +1,18 @@
 """The MolmoWeb harness: the JSON-action browser loop WebVoyager (Fara-595) is run with.
 
-Each step the model sees the task, the page's URL and title, its last `max_past_steps` thoughts and
-actions as text, and the current screenshot only; it answers with one JSON object
-`{"thought": ..., "action": {"name": ..., ...}}` whose coordinates are percentages of the 1280x720
-viewport. `send_msg_to_user` ends the episode with the answer, `report_infeasible` ends it as
-impossible, and the episode's step cap (`max_steps`, a run option) ends it otherwise.
+With a model that sees images this is MolmoWeb's own agent, run from its pinned tree
+(`agent/multimodal_agent.py`, the `molmoweb_tree` option): its `MultimodalAgent` with its defaults
+(the `molmo_web_think` system message, its last 3 steps as text, temperature 0.7 and top_p 0.8) builds
+each request, one user message of its prompt template and the current screenshot, and reads the reply
+(`{"thought": ..., "action": {...}}`, percent coordinates) into an action; the request goes to the Inspect
+model of the run and the action to the sample's browser. `send_msg_to_user` ends the episode with the
+answer, `report_infeasible` (also what upstream makes of an unreadable reply) as impossible, and the
+episode's step cap (`max_steps`, a run option) ends it otherwise.
 
-Models that cannot read images (the embedded CPU models, or `observation="text"`) get the page as text
-instead: the visible interactive elements with their coordinates and the start of the ARIA snapshot.
-That is not the official protocol; results with it are marked in the sample metadata.
+Models that cannot read images (the embedded CPU models, or `observation="text"`) get forge-eval's own
+text variant instead: our system prompt listing the actions, the task, the page's visible interactive
+elements with their coordinates and the start of its ARIA snapshot. That is not the official protocol;
+results with it are marked in the sample metadata (`prompt`).
 
 The browser is the benchmark's: its agent passes the sample's episode (`episode`, a `BrowserEpisode` such
 as the web benchmarks' `WebEnv`) and the actions it offers (`actions`) as solver options, so this module
@@ -18,11 +22,17 @@ never imports a benchmark.
 from __future__ import annotations
 
 import contextlib
+import functools
+import io
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
+import anyio
+import anyio.from_thread
+import numpy as np
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -30,17 +40,20 @@ from inspect_ai.model import (
     ChatMessageUser,
     ContentImage,
     ContentText,
+    GenerateConfig,
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool
+from PIL import Image
 
 from forge_eval._errors import ForgeError
 from forge_eval.harnesses._facts import HarnessFacts, TaggingCues
 from forge_eval.harnesses._harness import Harness
+from forge_eval.harnesses.upstream import load_module, upstream_imports
 from forge_eval.models import EMBEDDED_MODELS
 
-#: Text history the model sees (MolmoWeb's CLI default).
+#: Text history the text variant's model sees.
 MAX_PAST_STEPS = 10
 #: Characters of a past step's error the history repeats (the first sentence says what went wrong).
 HISTORY_ERROR_CHARS = 120
@@ -128,17 +141,163 @@ def is_text_only(model_name: str) -> bool:
     return model_name.split("/")[-1] in EMBEDDED_MODELS.names()
 
 
+#: MolmoWeb's agent module and the modules of its tree it imports by their package names.
+AGENT_FILE = "agent/multimodal_agent.py"
+_AGENT_IMPORTS = (("agent.actions", "agent/actions.py"), ("agent.utils", "agent/utils.py"))
+#: Imported by the agent's constructor (its inference backends; none of them is used here).
+_BACKENDS_IMPORT = ("agent.model_backends", "agent/model_backends.py")
+
+
+def upstream_agent(tree: Path) -> Any:
+    """A fresh `MultimodalAgent` of MolmoWeb's tree with its own defaults; its model calls go to
+    `predictor`, which the loop replaces."""
+    imports = tuple((name, tree / path) for name, path in _AGENT_IMPORTS)
+    module = load_module(tree / AGENT_FILE, imports)
+    with upstream_imports(((_BACKENDS_IMPORT[0], tree / _BACKENDS_IMPORT[1]),)):
+        return module.MultimodalAgent(endpoint_or_checkpoint="forge-eval:inspect", inference_mode="fastapi")
+
+
+def upstream_sampling(agent: Any) -> GenerateConfig:
+    """MolmoWeb's sampling (the agent's `sampling_temperature` and `sampling_top_p`)."""
+    return GenerateConfig(temperature=agent.sampling_temperature, top_p=agent.sampling_top_p)
+
+
+def upstream_observation(obs: Any, goal: str) -> dict[str, Any]:
+    """Our observation in MolmoWeb's observation shape (what its agent reads)."""
+    tabs = list(obs.tabs) or [{"url": obs.url, "title": obs.title, "active": True}]
+    active = next((i for i, t in enumerate(tabs) if t.get("active")), 0)
+    image = np.asarray(Image.open(io.BytesIO(obs.screenshot)).convert("RGB"))
+    return {
+        "goal": goal,
+        "url": obs.url,
+        "open_pages_urls": [t["url"] for t in tabs],
+        "open_pages_titles": [t["title"] for t in tabs],
+        "active_page_index": [active],
+        "screenshot": image,
+    }
+
+
+#: MolmoWeb's action objects (pixel coordinates, from its `convert_action_json_to_action_obj`) as the
+#: episode's actions: upstream class -> (our action, {our argument: upstream field}).
+_ACTION_MAP: dict[str, tuple[str, dict[str, str]]] = {
+    "MouseClick": ("mouse_click", {"x": "x", "y": "y", "button": "button", "click_type": "click_type"}),
+    "HoverAt": ("hover_at", {"x": "x", "y": "y"}),
+    "MouseDragAndDrop": (
+        "mouse_drag_and_drop",
+        {"from_x": "from_x", "from_y": "from_y", "to_x": "to_x", "to_y": "to_y"},
+    ),
+    "Scroll": ("scroll", {"delta_x": "delta_x", "delta_y": "delta_y"}),
+    "ScrollAt": ("scroll_at", {"x": "x", "y": "y", "delta_x": "delta_x", "delta_y": "delta_y"}),
+    "KeyboardType": ("keyboard_type", {"text": "text"}),
+    "KeyboardPress": ("keyboard_press", {"key": "key"}),
+    "Goto": ("goto", {"url": "url"}),
+    "SendMsgToUser": ("send_msg_to_user", {"msg": "msg"}),
+    "ReportInfeasible": ("report_infeasible", {"reason": "infeasibility_reason"}),
+    "Noop": ("noop", {}),
+}
+
+
+def episode_actions(action: Any) -> list[dict[str, Any]]:
+    """The episode actions that carry out one of MolmoWeb's action objects (type-at-a-point is a click,
+    optionally select-all, the text, and optionally Enter; tab navigation uses our argument names)."""
+    kind = type(action).__name__
+    fields = action.model_dump()
+    if kind in _ACTION_MAP:
+        name, args = _ACTION_MAP[kind]
+        return [{"name": name, **{ours: fields[theirs] for ours, theirs in args.items()}}]
+    if kind == "BrowserNav":
+        index = fields.get("index", -1)
+        tab = None if index < 0 else index
+        return [{"name": "browser_nav", "nav_type": fields["nav_type"], "tab_index": tab}]
+    if kind == "GeminiTypeTextAt":
+        steps = [{"name": "mouse_click", "x": fields["x"], "y": fields["y"]}]
+        if fields.get("clear_before_typing"):
+            steps.append({"name": "keyboard_press", "key": "ControlOrMeta+a"})
+        steps.append({"name": "keyboard_type", "text": fields["text"]})
+        if fields.get("press_enter"):
+            steps.append({"name": "keyboard_press", "key": "Enter"})
+        return steps
+    return [{"name": "report_infeasible", "reason": f"action {kind} is not supported by this browser"}]
+
+
+class _InspectPredictor:
+    """The predictor MolmoWeb's agent calls (`predict(prompt, image_np, ...)` -> reply text), answered by
+    the run's Inspect model from the worker thread the agent runs in: one user message, the agent's
+    prompt and the current screenshot (as the PNG the browser took)."""
+
+    def __init__(self, model: Any, config: GenerateConfig) -> None:
+        self.model, self.config = model, config
+        self.image_uri = ""
+        self.outputs: list[Any] = []
+
+    def predict(self, prompt: str, image_np: Any, **_: Any) -> str | None:
+        message = ChatMessageUser(content=[ContentText(text=prompt), ContentImage(image=self.image_uri)])
+        output = anyio.from_thread.run(functools.partial(self.model.generate, [message], config=self.config))
+        self.outputs.append(output)
+        return output.completion or None
+
+
+async def _upstream_loop(state: TaskState, env: BrowserEpisode, tree: Path) -> None:
+    """MolmoWeb's own agent drives the episode (screenshot observations)."""
+    agent = upstream_agent(tree)
+    predictor = _InspectPredictor(get_model(), upstream_sampling(agent))
+    agent.predictor = predictor
+    state.metadata["prompt"] = f"MolmoWeb's {AGENT_FILE} ({agent.system_message})"
+    obs = await env.observe()
+    while not env.done:
+        predictor.image_uri = obs.screenshot_data_uri()
+        observation = upstream_observation(obs, env.trajectory.task)
+        reply, chosen = await anyio.to_thread.run_sync(agent.predict_action, observation)
+        output = predictor.outputs[-1]
+        state.messages.append(ChatMessageAssistant(content=reply or "", model=output.model))
+        for action in episode_actions(chosen["action_output"].action):
+            obs = await env.step(action, thought=chosen["thought"] or None)
+            if env.done:
+                break
+
+
+async def _text_loop(state: TaskState, env: BrowserEpisode, prompt: str) -> None:
+    """forge-eval's text variant for models that cannot see images (not MolmoWeb's protocol)."""
+    model = get_model()
+    state.metadata["prompt"] = "forge-eval's text variant (not comparable)"
+    obs = await env.observe()
+    task = env.trajectory.task
+    failures = 0
+    while not env.done:
+        header = f"Task: {task}\nURL: {obs.url}\nTitle: {obs.title}\nTabs: {len(obs.tabs)}\n"
+        header += f"Previous steps:\n{_history(env)}\n"
+        content: list[Any] = [
+            ContentText(text=header),
+            ContentText(text=obs.page_text((env.config.width, env.config.height))),
+        ]
+        messages: list[ChatMessage] = [ChatMessageSystem(content=prompt), ChatMessageUser(content=content)]
+        output = await model.generate(messages)
+        reply = output.completion
+        state.messages.append(ChatMessageAssistant(content=reply, model=output.model))
+        try:
+            thought, action = parse_reply(reply)
+        except ValueError as e:
+            failures += 1
+            action, thought = {"name": "noop"}, f"(unparseable reply: {e})"
+        obs = await env.step(to_pixels(action, env.config.width, env.config.height), thought=thought)
+    state.metadata["unparseable_replies"] = failures
+
+
 @solver
 def molmoweb_agent(
-    episode: BrowserEpisode | None = None, actions: Sequence[ActionDoc] = (), observation: str = "auto"
+    episode: BrowserEpisode | None = None,
+    actions: Sequence[ActionDoc] = (),
+    observation: str = "auto",
+    molmoweb_tree: Path | str | None = None,
 ) -> Solver:
     """Run the MolmoWeb loop on the sample's browser episode until it ends.
 
     Args:
         episode: The sample's browser episode (a web benchmark's agent passes it).
-        actions: The actions the episode takes (listed in the system prompt).
-        observation: "screenshot" (the protocol), "text" (element list + ARIA for text-only models) or
-            "auto" (text for the embedded models, else screenshot).
+        actions: The actions the episode takes (listed in the text variant's system prompt).
+        observation: "screenshot" (the protocol: MolmoWeb's own agent), "text" (our variant: element
+            list + ARIA for text-only models) or "auto" (text for the embedded models, else screenshot).
+        molmoweb_tree: MolmoWeb's pinned tree (allenai/molmoweb), whose agent the screenshot loop runs.
     """
     if observation not in ("auto", "screenshot", "text"):
         raise ValueError(f"observation must be auto, screenshot or text, got {observation!r}")
@@ -151,39 +310,27 @@ def molmoweb_agent(
                 hint="it runs only inside a web benchmark's task (weblab, webvoyager, online_mind2web)",
             )
         env = episode
-        model = get_model()
-        text = observation == "text" or (observation == "auto" and is_text_only(str(model)))
+        text = uses_text(observation, str(get_model()))
         env.elements = text
         state.metadata["observation"] = "text" if text else "screenshot"
-        obs = await env.observe()
-        task = env.trajectory.task
-        failures = 0
-        while not env.done:
-            header = f"Task: {task}\nURL: {obs.url}\nTitle: {obs.title}\nTabs: {len(obs.tabs)}\n"
-            header += f"Previous steps:\n{_history(env)}\n"
-            content: list[Any] = [ContentText(text=header)]
-            if text:
-                content.append(ContentText(text=obs.page_text((env.config.width, env.config.height))))
-            else:
-                content.append(ContentImage(image=obs.screenshot_data_uri()))
-            messages: list[ChatMessage] = [
-                ChatMessageSystem(content=prompt),
-                ChatMessageUser(content=content),
-            ]
-            output = await model.generate(messages)
-            reply = output.completion
-            state.messages.append(ChatMessageAssistant(content=reply, model=output.model))
-            try:
-                thought, action = parse_reply(reply)
-            except ValueError as e:
-                failures += 1
-                action, thought = {"name": "noop"}, f"(unparseable reply: {e})"
-            obs = await env.step(to_pixels(action, env.config.width, env.config.height), thought=thought)
-        state.metadata["unparseable_replies"] = failures
+        if text:
+            await _text_loop(state, env, prompt)
+        elif molmoweb_tree is None:
+            raise ForgeError(
+                "the molmoweb harness needs MolmoWeb's tree for a model that sees screenshots",
+                hint="the web benchmarks pass it (-T upstream_dir=DIR, else the cache or a download)",
+            )
+        else:
+            await _upstream_loop(state, env, Path(molmoweb_tree))
         state.output.completion = env.trajectory.final_response
         return state
 
     return solve
+
+
+def uses_text(observation: str, model_name: str) -> bool:
+    """Whether the loop runs the text variant: asked for, or "auto" with a model that cannot see images."""
+    return observation == "text" or (observation == "auto" and is_text_only(model_name))
 
 
 class MolmoWebHarness(Harness):

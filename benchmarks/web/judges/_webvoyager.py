@@ -67,14 +67,32 @@ def attached_screenshots(tree: Path) -> int:
     return int(found.group(1))
 
 
-def write_results_folder(folder: Path, task: str, site: str, answer: str, steps: list[Step]) -> None:
-    """The episode as WebVoyager's results folder, as far as `auto_eval_by_gpt4v` reads it: the task
-    message (between the two markers it parses), the last message with the `ANSWER` action, and the
-    screenshots as `screenshot<N>.png` from 1."""
+def results_format(module: ModuleType) -> tuple[str, str, str]:
+    """What `auto_eval_by_gpt4v` parses in a results folder, read from its own code: the text before and
+    after the task in the first user message, and the marker of the answer action in the last message."""
+    texts = [c for c in module.auto_eval_by_gpt4v.__code__.co_consts if isinstance(c, str)]
+    task_pattern = next((c for c in texts if "(.+?)" in c), None)
+    answer_marker = next((c for c in texts if c.startswith("Action: ")), None)
+    if task_pattern is None or answer_marker is None:
+        raise ForgeError(
+            f"{JUDGE_FILE} of the WebVoyager tree parses no task or answer this adapter knows",
+            hint="check the pinned tree (PROVENANCE.md)",
+        )
+    before, after = task_pattern.split("(.+?)", 1)
+    return before, after, answer_marker
+
+
+def write_results_folder(
+    folder: Path, module: ModuleType, task: str, answer: str, steps: list[Step]
+) -> None:
+    """The episode as WebVoyager's results folder, as far as `auto_eval_by_gpt4v` reads it: the task in
+    the first user message, the answer action in the last message (both in the form its own parser reads,
+    `results_format`), and the screenshots as `screenshot<N>.png` from 1."""
+    before, after, answer_marker = results_format(module)
     messages = [
         {"role": "system", "content": ""},
-        {"role": "user", "content": f"Now given a task: {task}  Please interact with {site}"},
-        {"role": "assistant", "content": f"Action: ANSWER; [{answer}]"},
+        {"role": "user", "content": f"{before} {task} {after}"},
+        {"role": "assistant", "content": f"{answer_marker}; [{answer}]"},
     ]
     (folder / "interact_messages.json").write_text(json.dumps(messages), encoding="utf-8")
     for n, step in enumerate(steps, start=1):
@@ -130,7 +148,6 @@ async def run_auto_eval(
     model: Model,
     view: JudgeView,
     task: str,
-    site: str,
     answer: str,
     steps: list[Step],
     img_num: int,
@@ -140,7 +157,7 @@ async def run_auto_eval(
     renderings = {base64.b64encode(s.screenshot).decode(): s for s in steps}
     client = InspectClient(model, view, renderings)
     with tempfile.TemporaryDirectory(prefix="webvoyager-judge-") as folder:
-        write_results_folder(Path(folder), task, site, answer, steps)
+        write_results_folder(Path(folder), module, task, answer, steps)
         try:
             verdict = await anyio.to_thread.run_sync(
                 module.auto_eval_by_gpt4v, folder, client, str(model), img_num
@@ -172,10 +189,9 @@ def webvoyager_judge(
         view = resolve_view(text, model, ocr)
         img_num = min(attach, TEXT_LAST_SCREENSHOTS) if view.text else attach
         question = state.metadata.get("question") or trajectory.task
-        site = state.metadata.get("site_url") or trajectory.start_url
         steps = all_steps(trajectory)
         answer = judged_answer(trajectory.final_response)
-        verdict, client = await run_auto_eval(tree, model, view, question, site, answer, steps, img_num)
+        verdict, client = await run_auto_eval(tree, model, view, question, answer, steps, img_num)
         return Score(
             value=1.0 if verdict == 1 else 0.0,
             answer=trajectory.final_response,

@@ -150,19 +150,14 @@ def upstream_webvoyager_request(tree: Path, traj: Trajectory, question: str, img
     its results folder (task message, ANSWER action, screenshot<N>.png)."""
     module = load_module(tree / _webvoyager.JUDGE_FILE)
     with tempfile.TemporaryDirectory() as folder:
+        before, after, answer_marker = _webvoyager.results_format(module)
         msgs = [
             {"role": "system", "content": "(agent prompt)"},
             {
                 "role": "user",
-                "content": [
-                    {
-                        "type": "text",
-                        "text": f"Now given a task: {question}  Please "
-                        "interact with https://a.test/ and get the answer. \n",
-                    }
-                ],
+                "content": [{"type": "text", "text": f"{before} {question}  {after} a.test.\n"}],
             },
-            {"role": "assistant", "content": f"Thought: found it.\nAction: ANSWER; [{traj.answer}]"},
+            {"role": "assistant", "content": f"Thought: found it.\n{answer_marker}; [{traj.answer}]"},
         ]
         Path(folder, "interact_messages.json").write_text(json.dumps(msgs))
         screenshots = [traj.initial.screenshot] + [s.screenshot for s in traj.steps]  # type: ignore[union-attr]
@@ -189,7 +184,6 @@ def test_webvoyager_judge_sends_upstreams_request_byte_for_byte(upstream_trees: 
             model,
             JudgeView(text=False),
             traj.task,
-            "https://a.test/",
             traj.final_response,
             steps,
             img_num,
@@ -242,9 +236,7 @@ def test_webvoyager_verdict_is_upstreams_test(
     model = get_model("mockllm/judge", custom_outputs=Recorder(believes_the_response))
     steps = [traj.initial, *traj.steps]
     got, client = asyncio.run(
-        run_auto_eval(
-            tree, model, JudgeView(text=False), traj.task, "https://a.test/", traj.final_response, steps, 15
-        )
+        run_auto_eval(tree, model, JudgeView(text=False), traj.task, traj.final_response, steps, 15)
     )
     assert got == verdict and client.reply == reply_text
 
@@ -266,7 +258,6 @@ def test_webvoyager_judge_error_is_raised_not_retried_forever(upstream_trees: Pa
                 model,
                 JudgeView(text=False),
                 traj.task,
-                "https://a.test/",
                 "x",
                 [traj.initial, *traj.steps],
                 15,
@@ -377,3 +368,21 @@ def test_reasoning_judge_gets_2048_tokens_and_an_empty_verdict_is_a_judge_error(
     plain = get_model("mockllm/judge", custom_outputs=Recorder(lambda m, c: reply(webjudge_script(m))))
     _, utils = _webjudge.judge_modules(tree)
     assert _webjudge.judge_config(utils, str(plain)).max_tokens == 512  # upstream engine's default
+
+
+def test_text_variant_replaces_each_image_upstream_attaches_with_its_rendering(upstream_trees: Path) -> None:
+    """A judge that cannot see images gets upstream's messages with each screenshot as its page text."""
+    tree = locate_tree(WEBVOYAGER_TREE, upstream_trees)
+    traj = trajectory(4, "The blue kettle costs $24.99")
+    steps = [traj.initial, *traj.steps]
+    for n, step in enumerate(steps):
+        step.aria = f'- heading "page {n}"'
+    judge = Recorder(lambda messages, config: reply("SUCCESS"))
+    model = get_model("mockllm/judge", custom_outputs=judge)
+    asyncio.run(run_auto_eval(tree, model, JudgeView(text=True, ocr=False), traj.task, "x", steps, 3))
+    ((sent, _),) = judge.calls
+    parts = normalized(sent)[1][1]
+    assert not [p for p in parts if p[0] == "image"]
+    renderings = [p[1] for p in parts if "the judge cannot see images" in p[1]]
+    assert [r.split('heading "')[1].split('"')[0] for r in renderings] == ["page 2", "page 3", "page 4"]
+    assert parts[0][1].startswith("TASK: ") and parts[-1][0] == "text"  # upstream's closing line
