@@ -143,6 +143,7 @@ def credit(
     if resamples < 100:
         raise UsageError(f"--resamples must be at least 100, got {resamples}")
     command = shlex.join(["forge-eval", *sys.argv[1:]])
+    # deferred: pandas and matplotlib load only when the command runs (fast --help)
     from forge_eval.reports import build_ablation_report
     from forge_eval.rundir import write_json
     from forge_eval.training import ablation

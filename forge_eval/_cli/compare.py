@@ -55,6 +55,7 @@ def compare(
     """
     if len(runs) < 2:
         raise UsageError("compare needs at least two run directories", hint="forge-eval compare RUN_A RUN_B")
+    # deferred: Inspect, pandas, scipy and matplotlib load only when the command runs (fast --help)
     from forge_eval.analysis import compare_runs, parse_budgets
     from forge_eval.reports import build_compare_report
     from forge_eval.rundir import RunDir, json_safe, write_json

@@ -4,6 +4,7 @@ import click
 
 
 def _sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    # deferred: the registries load Inspect and every benchmark, only when the command runs
     from forge_eval.benchmarks import BENCHMARKS
     from forge_eval.harnesses import HARNESSES
     from forge_eval.models import EMBEDDED_MODELS

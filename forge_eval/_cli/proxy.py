@@ -145,6 +145,7 @@ def serve(
     generated once into RECORDS/.secret and RECORDS/.admin-key (0600) and reused on restart, so
     rollout keys keep working.
     """
+    # deferred: Inspect and the proxy's server load only when the command runs (fast --help)
     from forge_eval.proxy import (
         Listener,
         ProxyConfig,
@@ -271,6 +272,7 @@ def _credential(variable: str, file: Path | None, generated: Path) -> str:
 @click.option("--finished-only", is_flag=True, help="Skip rollouts still running.")
 def compact(records_dir: Path, out_dir: Path | None, finished_only: bool) -> None:
     """Write calls.parquet and rollouts.parquet from a proxy's JSONL records."""
+    # deferred: pandas and pyarrow load only when the command runs (fast --help)
     from forge_eval.proxy import compact as compact_records
 
     if not records_dir.is_dir():

@@ -28,6 +28,7 @@ def report(run_dir: Path, step_budget: str | None) -> None:
     from forge_eval.reports import build_report
 
     if step_budget:
+        # deferred like build_report: the runner and analysis load Inspect and pandas
         from forge_eval._cli.run import write_step_budgets
         from forge_eval.analysis import parse_budgets
 

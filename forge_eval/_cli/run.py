@@ -1,5 +1,6 @@
 """`forge-eval run BENCH`: a benchmark over several seeds, with CIs and a report."""
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -109,6 +110,7 @@ def run(
     task_args: tuple[str, ...],
 ) -> None:
     """Run BENCHMARK over several seeds; resumable: re-run the same command to finish an interrupted run."""
+    # deferred: Inspect, pandas and every benchmark load only when the command runs (fast --help)
     from forge_eval.analysis import parse_budgets
     from forge_eval.runner import RunSpec, execute, plan_run
 
@@ -164,7 +166,7 @@ def run(
 
 def variability_note(results: dict) -> str | None:
     """What a newcomer should know about an embedded model's numbers: they vary between runs."""
-    from forge_eval.models import EMBEDDED_MODELS
+    from forge_eval.models import EMBEDDED_MODELS  # deferred like the runner: only once a run finished
 
     if results["model"] not in EMBEDDED_MODELS or results.get("deterministic"):
         return None
@@ -185,8 +187,7 @@ def _partial_message(errors: tuple[str, ...]) -> str:
 
 def write_step_budgets(run_dir: Path, budgets: tuple[int, ...]) -> None:
     """Write run_dir/budgets.json, rebuild the report with its section, and print success per budget."""
-    import json
-
+    # deferred: pandas, scipy and matplotlib load only when the command runs (fast --help)
     from forge_eval.analysis import write_budgets
     from forge_eval.reports import build_report
 

@@ -79,6 +79,7 @@ def serve(
         deterministic: Repeatable seeded sampling at the cost of speed (see `create_app`).
         verbose: Let llama.cpp log each request's timings and slot use to stderr.
     """
+    # deferred: the llama.cpp binding (xllamacpp) loads in the server process only, not in its parent
     from forge_eval.models._app import create_app
     from forge_eval.models._engine import LlamaEngine
 

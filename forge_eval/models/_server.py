@@ -52,7 +52,7 @@ class InspectModelRef:
 
     def get_model(self, **kwargs: Any) -> Model:
         """The Inspect `Model` for this server (extra kwargs go to `inspect_ai.model.get_model`)."""
-        from inspect_ai.model import get_model
+        from inspect_ai.model import get_model  # deferred: Inspect loads only when a caller asks for it
 
         return get_model(self.model, base_url=self.base_url, **self.model_args, **kwargs)
 
