@@ -37,10 +37,12 @@ def _harness(name: str, max_steps: Any, time_limit: Any, observation: Any) -> Va
 
 
 def _prompt(harness: str) -> Ours:
-    """The prompt the model sees: the MolmoWeb loop's own, or weblab's for tool-calling harnesses."""
+    """The prompt the model sees: the MolmoWeb loop's (MolmoWeb's own agent for a model that sees
+    screenshots, the text variant's prompt, hashed here, for a text-only one), or weblab's for
+    tool-calling harnesses."""
     if harness == OFFICIAL_HARNESS:
         prompt = molmoweb_prompt(spec for _, spec in ACTIONS.items())
-        return Ours.text("the molmoweb harness's system prompt", prompt)
+        return Ours.text("the molmoweb harness (MolmoWeb's agent, or its text variant's prompt)", prompt)
     return Ours.text("weblab's tool-calling system prompt", SYSTEM_PROMPT)
 
 

@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageSystem,
@@ -26,8 +29,10 @@ from inspect_ai.model import (
     ModelOutput,
     get_model,
 )
+from inspect_ai.solver import Generate, TaskState, solver
 from PIL import Image
 
+from forge_eval.benchmarks.web import bind_env
 from forge_eval.benchmarks.web._trajectory import Step, Trajectory
 from forge_eval.benchmarks.web._upstream import FARA_TREE, WEBVOYAGER_TREE, locate_tree
 from forge_eval.benchmarks.web.judges import (
@@ -38,6 +43,7 @@ from forge_eval.benchmarks.web.judges import (
     action_history,
     run_auto_eval,
     run_webjudge,
+    webjudge,
 )
 from forge_eval.harnesses.upstream import load_module
 from tests.benchmarks.web._scripted import reply
@@ -386,3 +392,43 @@ def test_text_variant_replaces_each_image_upstream_attaches_with_its_rendering(u
     renderings = [p[1] for p in parts if "the judge cannot see images" in p[1]]
     assert [r.split('heading "')[1].split('"')[0] for r in renderings] == ["page 2", "page 3", "page 4"]
     assert parts[0][1].startswith("TASK: ") and parts[-1][0] == "text"  # upstream's closing line
+
+
+def test_an_empty_webjudge_verdict_ends_the_sample_as_a_judge_error_not_a_zero(
+    tmp_path: Path, upstream_trees: Path
+) -> None:
+    """Through Inspect: the sample errors (it can be scored again), not a 0 for the agent."""
+    traj = trajectory(3, "done")
+
+    class Episode:
+        trajectory = traj
+
+        async def close(self) -> None:
+            return None
+
+    @solver
+    def replay() -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            bind_env(Episode())  # type: ignore[arg-type]
+            return state
+
+        return solve
+
+    def reasoner(messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
+        text = webjudge_script(messages)
+        return reply("" if text.startswith("Thoughts") else text)
+
+    task = Task(
+        dataset=[Sample(input=traj.task)], solver=replay(), scorer=webjudge(upstream_dir=str(upstream_trees))
+    )
+    (log,) = inspect_eval(
+        task,
+        model=get_model("mockllm/agent"),
+        model_roles={"judge": get_model("mockllm/o4-mini", custom_outputs=Recorder(reasoner))},
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    sample = (log.samples or [None])[0]
+    assert sample is not None and sample.error is not None
+    assert "WebJudge verdict call" in sample.error.message and "returned no text" in sample.error.message
+    assert not sample.scores
