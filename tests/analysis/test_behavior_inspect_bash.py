@@ -8,12 +8,15 @@ calls are made by Inspect itself (react + the harness's shell tool, executed in 
 from pathlib import Path
 
 from inspect_ai import Task, eval
+from inspect_ai.agent import react
 from inspect_ai.dataset import Sample
+from inspect_ai.log import EvalLog
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import includes
+from inspect_ai.solver import Solver
 from inspect_ai.tool import bash
 
-from forge_eval.analysis.behavior import capability_values, read_transcripts
+from forge_eval.analysis.behavior import Transcripts, capability_values, read_transcripts, summarize_behavior
 from forge_eval.harnesses import HARNESSES
 
 
@@ -23,9 +26,9 @@ def _call(tool: str, arguments: dict) -> ModelOutput:
     return output
 
 
-def _run(tmp_path: Path, commands: list[str]) -> object:
+def _log(tmp_path: Path, solver: Solver, commands: list[str]) -> EvalLog:
+    """One sample in Inspect's local sandbox: the model runs `commands` with bash, then submits."""
     outputs = [_call("bash", {"command": c}) for c in commands] + [_call("submit", {"answer": "done"})]
-    solver = HARNESSES.get("react").solver(tools=[bash(timeout=30)], system_prompt="Use bash.")
     task = Task(
         dataset=[Sample(id="t1", input="write and check a file", target="done")],
         solver=solver,
@@ -40,7 +43,12 @@ def _run(tmp_path: Path, commands: list[str]) -> object:
         seed=0,
     )
     assert log.status == "success", log.error
-    return read_transcripts([log])
+    return log
+
+
+def _run(tmp_path: Path, commands: list[str]) -> Transcripts:
+    solver = HARNESSES.get("react").solver(tools=[bash(timeout=30)], system_prompt="Use bash.")
+    return read_transcripts([_log(tmp_path, solver, commands)])
 
 
 def test_react_bash_writes_then_reads_back_and_a_failed_command_is_seen(tmp_path: Path) -> None:
@@ -67,25 +75,7 @@ def test_a_write_that_failed_does_not_count_as_a_write(tmp_path: Path) -> None:
 def test_a_plain_inspect_bash_run_reports_error_recovery_as_not_measurable(tmp_path: Path) -> None:
     """Inspect's own react() with Inspect's own bash(): a failed command reads like any output, so error
     recovery is "not measurable for this log", with the reason, instead of an empty value."""
-    from inspect_ai.agent import react
-
-    from forge_eval.analysis.behavior import summarize_behavior
-
-    outputs = [_call("bash", {"command": f"cat {tmp_path}/missing.txt"}), _call("submit", {"answer": "done"})]
-    task = Task(
-        dataset=[Sample(id="t1", input="read a file", target="done")],
-        solver=react(tools=[bash(timeout=30)]),
-        scorer=includes(),
-        sandbox="local",
-    )
-    [log] = eval(
-        task,
-        model=get_model("mockllm/model", custom_outputs=outputs),
-        log_dir=str(tmp_path),
-        display="none",
-        seed=0,
-    )
-    assert log.status == "success", log.error
+    log = _log(tmp_path, react(tools=[bash(timeout=30)]), [f"cat {tmp_path}/missing.txt"])
     plain = read_transcripts([log])
     assert plain.calls["error_kind"].tolist()[:1] == [""]  # the failed `cat` left no trace of failing
     assert plain.rollouts["harness_named"].tolist() == [False]

@@ -22,63 +22,41 @@ _SCORES = [
     [[0.5, 0.5], [0.0, 0.05], [None, None]],
 ]
 
+
+def _metric(
+    estimate: float, low: float, high: float, per_seed: tuple[float, ...], estimator: str, **more: Any
+) -> dict[str, Any]:
+    """A metric of results.json over the 5 tasks and 28 trials of this run, with one estimate per seed."""
+    seeds = [{"seed": seed, "estimate": value} for seed, value in zip(SEEDS, per_seed, strict=True)]
+    return {
+        "estimate": estimate,
+        "ci_low": low,
+        "ci_high": high,
+        "per_seed": seeds,
+        "n_tasks": 5,
+        "n_trials": 28,
+        "estimator": estimator,
+        **more,
+    }
+
+
 METRICS: dict[str, dict[str, Any]] = {
     # written out of display order on purpose: the report must order them itself
-    "mean_score": {
-        "estimate": 0.512345,
-        "ci_low": 0.40001,
-        "ci_high": 0.6249,
-        "per_seed": [
-            {"seed": 11, "estimate": 0.5},
-            {"seed": 22, "estimate": 0.45},
-            {"seed": 33, "estimate": 0.6},
-        ],
-        "n_tasks": 5,
-        "n_trials": 28,
-        "estimator": "mean trial score; percentile bootstrap",
-    },
-    "pass^2": {
-        "estimate": 0.2,
-        "ci_low": 0.0,
-        "ci_high": 0.4,
-        "per_seed": [
-            {"seed": 11, "estimate": 0.4},
-            {"seed": 22, "estimate": 0.0},
-            {"seed": 33, "estimate": 0.25},
-        ],
-        "n_tasks": 5,
-        "n_trials": 28,
-        "estimator": "unbiased pass^k & co <b>",
-    },
-    "success_rate": {
-        "estimate": 0.5555,
-        "ci_low": 0.41666,
-        "ci_high": 0.7,
-        "per_seed": [
-            {"seed": 11, "estimate": 0.5},
-            {"seed": 22, "estimate": 0.7},
-            {"seed": 33, "estimate": 0.6},
-        ],
-        "n_tasks": 5,
-        "n_trials": 28,
-        "estimator": "mean of per-trial pass; two-level bootstrap over tasks and seeds",
-        "confidence_level": 0.95,
-        "standard_error": 0.0712,
-        "n_seeds": 3,
-    },
-    "pass@2": {
-        "estimate": 0.8,
-        "ci_low": 0.6,
-        "ci_high": 1.0,
-        "per_seed": [
-            {"seed": 11, "estimate": 0.8},
-            {"seed": 22, "estimate": 0.8},
-            {"seed": 33, "estimate": 0.75},
-        ],
-        "n_tasks": 5,
-        "n_trials": 28,
-        "estimator": "unbiased pass@k",
-    },
+    "mean_score": _metric(
+        0.512345, 0.40001, 0.6249, (0.5, 0.45, 0.6), "mean trial score; percentile bootstrap"
+    ),
+    "pass^2": _metric(0.2, 0.0, 0.4, (0.4, 0.0, 0.25), "unbiased pass^k & co <b>"),
+    "success_rate": _metric(
+        0.5555,
+        0.41666,
+        0.7,
+        (0.5, 0.7, 0.6),
+        "mean of per-trial pass; two-level bootstrap over tasks and seeds",
+        confidence_level=0.95,
+        standard_error=0.0712,
+        n_seeds=3,
+    ),
+    "pass@2": _metric(0.8, 0.6, 1.0, (0.8, 0.8, 0.75), "unbiased pass@k"),
 }
 
 
