@@ -2,14 +2,12 @@
 
 Each service is a real HTTP server on 127.0.0.1 with per-sample worlds and fault injection;
 `ServiceCluster` runs them, `WorldClient` resets and inspects a world, and `tools_for()` gives the
-Inspect tools of chosen services, described in `TOOL_SPECS`. `CollectionService` declares a service
-over free-form JSON records (benchmarks that bring their own fixtures, e.g. Claw-Eval).
+Inspect tools of chosen services, declared in tools.yaml and described in `TOOL_SPECS`.
 """
 
 from forge_eval.benchmarks.services._app import DEFAULT_WORLD, WORLD_HEADER, Call, Endpoint, Service
 from forge_eval.benchmarks.services._client import ServiceError, WorldClient, bind_world, bound_world
 from forge_eval.benchmarks.services._cluster import ServiceCluster, ServiceStartError
-from forge_eval.benchmarks.services._collection import Alias, CollectionService, CollectionState, Op
 from forge_eval.benchmarks.services._faults import Fault
 from forge_eval.benchmarks.services._servers import SERVICES
 from forge_eval.benchmarks.services._toolspec import TOOL_SPECS, ToolSpec, tools_for
@@ -17,12 +15,8 @@ from forge_eval.benchmarks.services._toolspec import TOOL_SPECS, ToolSpec, tools
 __all__ = [
     "DEFAULT_WORLD",
     "SERVICES",
-    "Alias",
     "Call",
-    "CollectionService",
-    "CollectionState",
     "Endpoint",
-    "Op",
     "TOOL_SPECS",
     "WORLD_HEADER",
     "Fault",
