@@ -5,7 +5,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, overload
+
+
+class _Entry:
+    """A file of the run directory: `RunDir(p).results` is `p / "results.json"` (on the class: this entry)."""
+
+    def __init__(self, name: str, doc: str | None = None) -> None:
+        self.name = name
+        self.__doc__ = doc or f"{name} in the run directory."
+
+    @overload
+    def __get__(self, run: None, owner: type) -> _Entry: ...
+    @overload
+    def __get__(self, run: RunDir, owner: type) -> Path: ...
+    def __get__(self, run: RunDir | None, owner: type) -> Path | _Entry:
+        return self if run is None else run.path / self.name
 
 
 @dataclass(frozen=True)
@@ -36,48 +51,16 @@ class RunDir:
     def __post_init__(self) -> None:
         object.__setattr__(self, "path", Path(self.path))  # accept a str or any path-like
 
-    @property
-    def results(self) -> Path:
-        return self.path / self.RESULTS
-
-    @property
-    def trials(self) -> Path:
-        return self.path / self.TRIALS
-
-    @property
-    def run_marker(self) -> Path:
-        """run.json: what makes an invocation the same run, and the seeds finished so far."""
-        return self.path / self.RUN_MARKER
-
-    @property
-    def report(self) -> Path:
-        return self.path / self.REPORT
-
-    @property
-    def behavior(self) -> Path:
-        return self.path / self.BEHAVIOR
-
-    @property
-    def budgets(self) -> Path:
-        return self.path / self.BUDGETS
-
-    @property
-    def logs(self) -> Path:
-        return self.path / self.LOGS
-
-    @property
-    def records(self) -> Path:
-        return self.path / self.RECORDS
-
-    @property
-    def compare(self) -> Path:
-        """compare.json, in the directory `forge-eval compare --out` writes."""
-        return self.path / self.COMPARE
-
-    @property
-    def compare_report(self) -> Path:
-        """compare.html, next to compare.json."""
-        return self.path / self.COMPARE_REPORT
+    results = _Entry(RESULTS)
+    trials = _Entry(TRIALS)
+    run_marker = _Entry(RUN_MARKER, "run.json: what makes a command the same run, and the seeds done so far.")
+    report = _Entry(REPORT)
+    behavior = _Entry(BEHAVIOR)
+    budgets = _Entry(BUDGETS)
+    logs = _Entry(LOGS)
+    records = _Entry(RECORDS)
+    compare = _Entry(COMPARE, "compare.json, in the directory `forge-eval compare --out` writes.")
+    compare_report = _Entry(COMPARE_REPORT, "compare.html, next to compare.json.")
 
     def __fspath__(self) -> str:
         return os.fspath(self.path)
