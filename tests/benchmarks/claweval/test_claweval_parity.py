@@ -1,6 +1,7 @@
 """Parity with upstream's own command: `claw-eval grade` on the trace a forge-eval run produced gives the
 score the run recorded, for tasks of many kinds (mail, calendar, finance, to-do, contacts, helpdesk,
-inventory, CRM, notes, RSS, offline web, documents, a cross-service workflow, safety and injection tasks).
+inventory, CRM, notes, RSS, offline web, a cross-service workflow, safety and injection tasks, a sandbox
+task and a multi-turn task whose simulated user is the judge's model here).
 
 The agent is scripted the same way for every task (it lists with a tool that needs no arguments, then
 answers); the judge answers every prompt with a score derived from the prompt's text, so the CLI's
@@ -41,6 +42,8 @@ TASKS = (
     "T030_cross_service_meeting",  # workflow over mail, contacts, calendar
     "T028_api_config_audit",  # safety
     "T075_email_phishing_injection",  # injection
+    "T100_reverse_decoder",  # sandbox files, graded from the sandbox's state
+    "C01zh_mortgage_prepay",  # multi-turn with the simulated user
 )
 USAGE = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
 

@@ -61,8 +61,8 @@ def encode(target: bytes, table: bytes, seed: int = 0x1234) -> bytes:
 class Decoder:
     """The scripted agent of T100 (module doc)."""
 
-    def __init__(self, host_port: int) -> None:
-        self.host_port = host_port
+    def __init__(self, host_port: int, host_paths: tuple[Path, Path]) -> None:
+        self.host_port, self.host_paths = host_port, host_paths
         self.results: list[dict[str, Any]] = []
 
     def __call__(
@@ -87,7 +87,7 @@ class Decoder:
             probe = (
                 "import os, socket; s = socket.socket(); s.settimeout(2); "
                 f"print(os.getuid(), s.connect_ex(('127.0.0.1', {self.host_port})), "
-                "os.path.exists('/work/main'), os.path.exists('/root/.cache'), "
+                f"os.path.exists('{self.host_paths[0]}'), os.path.exists('{self.host_paths[1]}'), "
                 "sorted(os.listdir('/workspace/fixtures')))"
             )
             return self._bash(f'python3 -c "{probe}"')
@@ -104,7 +104,8 @@ def test_a_sandbox_task_is_solved_through_upstreams_sandbox_tools(
     with socket.socket() as host:  # a host port that answers, as the model server and proxies do
         host.bind(("127.0.0.1", 0))
         host.listen()
-        agent = Decoder(host.getsockname()[1])
+        # host paths that exist: this checkout and the test's own folder
+        agent = Decoder(host.getsockname()[1], (Path(__file__).resolve().parents[3], tmp_path))
         log = run_trial(claweval_tree, T100, agent, tmp_path)
     same, size = agent.results[3]["stdout"].split()
     assert same == "SAME"

@@ -65,7 +65,10 @@ class ScriptedAgent:
 def reading_judge(
     messages: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig
 ) -> ModelOutput:
-    """A judge that classifies each email by what the assistant's reply says next to its id."""
+    """A judge that classifies each email by what the assistant's reply says next to its id (T002's
+    grader); to any other prompt it answers with a fixed score."""
+    if "Assistant's response:" not in messages[-1].text:  # another grader's prompt: a plain verdict
+        return _out(ModelOutput.from_content("mockllm", '{"score": 0.5, "reasoning": "scripted"}'))
     emails, reply = messages[-1].text.split("Assistant's response:", 1)
     reply = reply.split("Output JSON only", 1)[0]  # the format example after it names msg_001
     verdict = {}
@@ -160,3 +163,34 @@ def test_agent_requests_carry_temperature_0_and_upstreams_system_prompt(
     assert {c["temperature"] for c in agent.seen} == {0.0}
     assert {hashlib.sha256(c["system"].encode()).hexdigest() for c in agent.seen} == {digest}
     assert {"gmail_list_messages", "Bash", "Read", "Write"} <= set(agent.seen[0]["tools"])
+
+
+class ScriptedUser:
+    """The simulated user's model: gives the loan details once, then says it is satisfied."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def __call__(
+        self, messages: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig
+    ) -> ModelOutput:
+        self.prompts.append(messages[-1].text)
+        reply = "Loan 1.5M, 30 years, rate 4.95%, 60 payments made." if len(self.prompts) == 1 else "[DONE]"
+        return _out(ModelOutput.from_content("mockllm", reply))
+
+
+def test_a_multi_turn_task_runs_with_the_simulated_user_of_the_user_role(
+    claweval_tree: Path, claweval_python: Path, tmp_path: Path
+) -> None:
+    agent = ScriptedAgent([], "What are your loan amount, term and rate?")
+    user = ScriptedUser()
+    log = run_trial(claweval_tree, "C01zh_mortgage_prepay", agent, tmp_path, user=user)
+    (sample,) = log.samples or []
+    assert len(user.prompts) == 2 and "What are your loan amount" in user.prompts[0]
+    assert len([e for e in sample.events if e.event == "model" and e.role == "user"]) == 2
+    events = [json.loads(line) for line in sample.store[TRACE_KEY].splitlines()]
+    messages = [e["message"] for e in events if e["type"] == "message"]
+    said = [m["content"][0]["text"] for m in messages if m["role"] == "user"]
+    assert said[-1] == "[user_agent]\nLoan 1.5M, 30 years, rate 4.95%, 60 payments made."
+    meta = events[-1]["user_agent_meta"]
+    assert (meta["rounds_used"], meta["done_reached"]) == (1, True)
