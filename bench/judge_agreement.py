@@ -46,6 +46,7 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=12)
     parser.add_argument("--model", default=None, help="judge model (default: the embedded model)")
     parser.add_argument("--upstream-dir", default=None, help="folder of the pinned upstream trees")
+    parser.add_argument("--log-dir", default=None, help="keep the Inspect log here (default: discarded)")
     args = parser.parse_args()
     ids = spread(args.tasks)
     start = time.perf_counter()
@@ -56,13 +57,15 @@ def main() -> None:
             model_base_url=model.base_url,
             model_args=model.model_args,
             max_connections=2,
-            log_dir=logs,
+            log_dir=args.log_dir or logs,
             display="none",
         )
-    agreement = agreement_from_log(log, SCORERS[args.judge])
+        # Inspect reads a log's samples lazily: read them before the temporary log folder goes.
+        agreement = agreement_from_log(log, SCORERS[args.judge])
+        errors = [s.id for s in log.samples or [] if s.error]
     print(
         f"judge {args.judge} ({model.label}), {agreement.n} trajectories of {len(ids.split(','))} tasks, "
-        f"{time.perf_counter() - start:.0f} s"
+        f"{time.perf_counter() - start:.0f} s" + (f"; samples with an error: {errors}" if errors else "")
     )
     print(json.dumps(agreement.to_dict(), indent=2))
 

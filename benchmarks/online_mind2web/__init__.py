@@ -14,7 +14,7 @@ from forge_eval.benchmarks.online_mind2web._data import (
 )
 from forge_eval.benchmarks.online_mind2web._scorer import online_mind2web_scorer
 from forge_eval.benchmarks.online_mind2web._task import online_mind2web
-from forge_eval.benchmarks.web._live import DEFAULT_MAX_STEPS
+from forge_eval.benchmarks.web import DEFAULT_MAX_STEPS
 
 BENCHMARKS.register(OnlineMind2Web.name, OnlineMind2Web())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from forge_eval.benchmarks._benchmark import OfficialSettings
 from forge_eval.benchmarks.online_mind2web._data import SOURCES, select_tasks
 from forge_eval.benchmarks.online_mind2web._task import online_mind2web
-from forge_eval.benchmarks.web._live import (
+from forge_eval.benchmarks.web import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIME_LIMIT,
     LiveProtocol,

@@ -14,7 +14,7 @@ from inspect_ai.dataset import Sample
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._selection import Selection, select
-from forge_eval.benchmarks.web._upstream import fara_source, locate_version, molmoweb_source
+from forge_eval.benchmarks.web import fara_source, locate_version, molmoweb_source
 
 SOURCES = {
     "2025-06": fara_source("online-mind2web-2025-06", "Online_Mind2Web_06042025.json", "om2w"),

@@ -6,7 +6,7 @@ from inspect_ai import Task, task
 
 from forge_eval.benchmarks.online_mind2web._data import select_tasks
 from forge_eval.benchmarks.online_mind2web._scorer import online_mind2web_scorer
-from forge_eval.benchmarks.web._live import DEFAULT_MAX_STEPS, DEFAULT_TIME_LIMIT, live_web_task
+from forge_eval.benchmarks.web import DEFAULT_MAX_STEPS, DEFAULT_TIME_LIMIT, live_web_task
 
 
 @task

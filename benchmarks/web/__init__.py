@@ -16,16 +16,27 @@ from forge_eval.benchmarks.web._config import (
     BrowserConfig,
     BrowserUnavailableError,
     browser_build,
+    browser_requirements,
     find_executable,
     require_playwright,
 )
 from forge_eval.benchmarks.web._env import BrowserCrashedError, BrowserSession, WebEnv
 from forge_eval.benchmarks.web._episode import close_episode, open_episode
+from forge_eval.benchmarks.web._live import (
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TIME_LIMIT,
+    LiveProtocol,
+    LiveWebBenchmark,
+    live_web_task,
+)
 from forge_eval.benchmarks.web._tools import browser_tools, observation_content
 from forge_eval.benchmarks.web._trajectory import Observation, Step, Trajectory
+from forge_eval.benchmarks.web._upstream import fara_source, locate_version, molmoweb_source
 
 __all__ = [
     "ACTIONS",
+    "DEFAULT_MAX_STEPS",
+    "DEFAULT_TIME_LIMIT",
     "EXECUTABLE_ENV",
     "WORLD_HEADER",
     "Action",
@@ -35,6 +46,8 @@ __all__ = [
     "BrowserCrashedError",
     "BrowserSession",
     "BrowserUnavailableError",
+    "LiveProtocol",
+    "LiveWebBenchmark",
     "Observation",
     "Step",
     "Trajectory",
@@ -45,7 +58,11 @@ __all__ = [
     "browser_tools",
     "close_episode",
     "current_env",
+    "fara_source",
     "find_executable",
+    "live_web_task",
+    "locate_version",
+    "molmoweb_source",
     "observation_content",
     "open_episode",
     "parse_action",
@@ -53,14 +70,3 @@ __all__ = [
     "unbind_env",
     "web_agent",
 ]
-
-
-def browser_requirements(config: BrowserConfig | None = None) -> list[str]:
-    """What is missing to run a browser here (Playwright, a Chromium), one message each."""
-    missing = []
-    for check in (require_playwright, lambda: find_executable(config or BrowserConfig())):
-        try:
-            check()
-        except BrowserUnavailableError as e:
-            missing.append(str(e))
-    return missing

@@ -140,3 +140,14 @@ def browser_build() -> str:
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"{executable} (version unknown: {e})"
     return done.stdout.strip() or f"{executable} (version unknown)"
+
+
+def browser_requirements(config: BrowserConfig | None = None) -> list[str]:
+    """What is missing to run a browser here (Playwright, a Chromium), one message each."""
+    missing = []
+    for check in (require_playwright, lambda: find_executable(config or BrowserConfig())):
+        try:
+            check()
+        except BrowserUnavailableError as e:
+            missing.append(str(e))
+    return missing

@@ -22,9 +22,8 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval._errors import UsageError
 from forge_eval.benchmarks._benchmark import Benchmark, RunUsed
-from forge_eval.benchmarks.web import browser_requirements
 from forge_eval.benchmarks.web._agent import web_agent
-from forge_eval.benchmarks.web._config import BrowserConfig
+from forge_eval.benchmarks.web._config import BrowserConfig, browser_requirements
 from forge_eval.benchmarks.web._episode import close_episode, open_episode
 from forge_eval.benchmarks.web._protocol import LiveProtocol
 from forge_eval.benchmarks.web.judges import judge_info

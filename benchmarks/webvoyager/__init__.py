@@ -3,7 +3,7 @@ and judged by WebVoyager's LLM judge (task, final answer, last screenshots). Nee
 `forge-eval run webvoyager` exits 2 with a message."""
 
 from forge_eval.benchmarks._benchmark import BENCHMARKS
-from forge_eval.benchmarks.web._live import DEFAULT_MAX_STEPS
+from forge_eval.benchmarks.web import DEFAULT_MAX_STEPS
 from forge_eval.benchmarks.webvoyager._benchmark import OFFICIAL_JUDGE, WebVoyager
 from forge_eval.benchmarks.webvoyager._data import (
     SOURCES,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from forge_eval.benchmarks._benchmark import OfficialSettings
-from forge_eval.benchmarks.web._live import (
+from forge_eval.benchmarks.web import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIME_LIMIT,
     LiveProtocol,

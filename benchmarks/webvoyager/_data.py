@@ -17,7 +17,7 @@ from inspect_ai.dataset import Sample
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._acquire import locate_data
 from forge_eval.benchmarks._selection import Selection, select
-from forge_eval.benchmarks.web._upstream import fara_source, locate_version, molmoweb_source
+from forge_eval.benchmarks.web import fara_source, locate_version, molmoweb_source
 
 SOURCES = {
     "fara": fara_source("webvoyager-fara", "WebVoyager_data_08312025.jsonl", "webvoyager"),

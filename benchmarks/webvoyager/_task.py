@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
-from forge_eval.benchmarks.web._live import DEFAULT_MAX_STEPS, DEFAULT_TIME_LIMIT, live_web_task
+from forge_eval.benchmarks.web import DEFAULT_MAX_STEPS, DEFAULT_TIME_LIMIT, live_web_task
 from forge_eval.benchmarks.webvoyager._data import select_tasks
 from forge_eval.benchmarks.webvoyager._scorer import webvoyager_scorer
 
