@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
+from forge_eval.benchmarks.claweval import _protocol
 from forge_eval.benchmarks.claweval._data import select_tasks
 from forge_eval.benchmarks.claweval._judge import JUDGE, OFFICIAL_JUDGE
 from forge_eval.benchmarks.claweval._task import DEFAULT_HARNESS, claweval
+from forge_eval.rundir import ProtocolRecord
 
 #: Upstream's pass line and trials per task (`score_summary.py`: PASS_THRESHOLD, EXPECTED_TRIALS).
 PASS_THRESHOLD = 0.75
@@ -17,10 +19,6 @@ class ClawEval(Benchmark):
     description = "Claw-Eval: 300 assistant tasks on mock services (mail, calendar, CRM, ...); pass^3, pass@3"
     default_harness = DEFAULT_HARNESS
     accepts_data_dir = True
-    protocol_pending = (
-        "protocol record not yet filled: upstream's loop, prompts, mock services and graders run, but our "
-        "proxy sits in the model path and upstream's sandbox tools are not offered yet"
-    )
     official = OfficialSettings(
         trials=TRIALS,
         pass_threshold=PASS_THRESHOLD,
@@ -33,3 +31,6 @@ class ClawEval(Benchmark):
     judge = JUDGE
     select_function = select_tasks
     task_function = claweval
+
+    def protocol(self, run: RunUsed) -> ProtocolRecord:
+        return _protocol.protocol(run)

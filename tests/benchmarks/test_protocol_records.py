@@ -67,7 +67,7 @@ def test_weblab_with_a_tool_calling_harness_changes_harness_and_prompt():
     assert browser.same and browser.official.kind == "unpinned"
 
 
-@pytest.mark.parametrize("benchmark", ["claweval", "qwenclawbench", "mcpatlas", "osworld"])
+@pytest.mark.parametrize("benchmark", ["qwenclawbench", "mcpatlas", "osworld"])
 def test_benchmarks_whose_record_is_not_filled_are_not_comparable_and_say_why(benchmark):
     entry = BENCHMARKS.get(benchmark)
     record = entry.protocol(RunUsed(harness=entry.default_harness, judge_model=entry.official.judge_model))

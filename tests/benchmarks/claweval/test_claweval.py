@@ -13,7 +13,14 @@ import pytest
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks import BENCHMARKS, NothingRunnableError
 from forge_eval.benchmarks._acquire import locate_data
-from forge_eval.benchmarks.claweval import SOURCE, claweval, data_root, load_task, load_tasks, skip_reason
+from forge_eval.benchmarks.claweval import (
+    SOURCE,
+    claweval,
+    data_root,
+    load_task,
+    load_tasks,
+    skip_reason,
+)
 from forge_eval.runner import RunSpec, plan_run
 
 

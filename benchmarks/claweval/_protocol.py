@@ -1,0 +1,103 @@
+"""Claw-Eval's protocol record: upstream's official `claw-eval batch --sandbox --trials 3` against a run.
+
+Everything that runs a trial is upstream's code from the pinned tree, so most elements name the same
+upstream file on both sides (hashed from the tree the run read). What differs, and keeps a run from
+being comparable: the tasks that could not run here, the agent's sampling (our proxy passes the client's
+temperature but not the config's `extra_body` reasoning setting; a run's reply cap), the judge and user
+models when they are not upstream's, the sandbox (bubblewrap, not upstream's Docker image) and the model
+path (a recording proxy and an Inspect model between upstream's provider and the endpoint).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from forge_eval.benchmarks._benchmark import RunUsed, task_set
+from forge_eval.benchmarks.claweval._data import data_root, load_tasks
+from forge_eval.benchmarks.claweval._judge import OFFICIAL_JUDGE
+from forge_eval.benchmarks.claweval._upstream import COMMIT, REPO
+from forge_eval.rundir import NotUsed, ProtocolRecord, Upstream, Value, element, sha256_files
+
+#: Upstream's simulated-user model (`config_user_agent.yaml`, the multi-turn split's config).
+OFFICIAL_USER = "openrouter/anthropic/claude-opus-4.6"
+SANDBOX_LABELS = {"bwrap": "upstream's sandbox server in bubblewrap", "none": "no sandbox tools"}
+
+
+def _file(tree: Path, path: str, symbol: str | None = None, value: Any = None) -> Upstream:
+    return Upstream.file(tree, repo=REPO, commit=COMMIT, path=path, symbol=symbol, value=value)
+
+
+def _files(tree: Path, what: str, paths: list[Path]) -> Upstream:
+    """Several of upstream's files as one side, hashed together (`sha256_files`)."""
+    return Upstream(repo=REPO, commit=COMMIT, path=what, sha256=sha256_files(paths))
+
+
+def _official_sampling(tree: Path) -> Value:
+    config = yaml.safe_load((tree / "config_general.yaml").read_text(encoding="utf-8")) or {}
+    value = {"temperature": 0.0, "extra_body": config.get("model", {}).get("extra_body")}
+    return Value(value=value, label=f"upstream's provider: temperature 0, extra_body {value['extra_body']}")
+
+
+def protocol(run: RunUsed) -> ProtocolRecord:
+    """Official (upstream's) and this run's side of every protocol element."""
+    tree = data_root(run.data_dir)
+    tasks = load_tasks(tree)
+    ran_multi_turn = any(t.startswith("C") for t in run.task_ids)
+    sandbox = run.task_args.get("sandbox", "bwrap")
+    graders = [tree / "src/claw_eval/graders", *sorted(tree.glob("tasks/*/grader.py"))]
+    ours_sampling = {"temperature": 0.0, **dict(run.overrides)}
+    loop = _file(tree, "src/claw_eval/runner/loop.py", "run_task")
+    prompt = _file(tree, "src/claw_eval/runner/system_prompt.py", "build_system_prompt")
+    user = (
+        element(
+            "user_model",
+            Value(value=OFFICIAL_USER),
+            Value(value=run.judge_model, label=f"{run.judge_model} (role user, else the judge's model)"),
+            note="upstream's runner/user_agent.py with its prompts; its model is the run's",
+        )
+        if ran_multi_turn
+        else element("user_model", NotUsed(why="no multi-turn task ran"))
+    )
+    return ProtocolRecord(
+        elements=[
+            element(
+                "task_set",
+                task_set((t.task_id for t in tasks), "all"),
+                task_set(run.task_ids, run.selection),
+            ),
+            element("harness", loop, loop if run.harness == "claw-loop" else Value(value=run.harness)),
+            element("agent_prompt", prompt),
+            element(
+                "agent_sampling",
+                _official_sampling(tree),
+                Value(value=ours_sampling, label=f"temperature 0 (upstream), run: {dict(run.overrides)}"),
+                note="the recording proxy passes the client's temperature, not the config's extra_body",
+            ),
+            element("judge_model", Value(value=OFFICIAL_JUDGE), Value(value=run.judge_model)),
+            element("judge_prompt", _file(tree, "src/claw_eval/graders/llm_judge.py", "LLMJudge")),
+            user,
+            element("grader", _files(tree, "tasks/*/grader.py + src/claw_eval/graders", graders)),
+            element(
+                "environment",
+                _files(tree, "mock_services", [tree / "mock_services"]),
+                name="environment: mock services",
+            ),
+            element(
+                "environment",
+                Value(value="docker", label="upstream's Docker image (Dockerfile.agent) per trial"),
+                Value(value=sandbox, label=SANDBOX_LABELS[sandbox]),
+                name="environment: sandbox",
+                note="bubblewrap: the host's tools, no Playwright browser, no network for Download",
+            ),
+            element(
+                "environment",
+                Value(value="direct", label="upstream's provider calls the endpoint"),
+                Value(value="proxy", label="recording proxy -> Inspect model -> endpoint"),
+                name="environment: model path",
+            ),
+            element("data", _files(tree, "tasks", [tree / "tasks"])),
+        ]
+    )
