@@ -14,6 +14,7 @@ Written by hand because no MkDocs plugin generates tables from registries and pl
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import types
 import typing
@@ -147,29 +148,35 @@ def _models(root: type[BaseModel]) -> list[type[BaseModel]]:
     return seen
 
 
+def _json(value: Any) -> str:
+    """A default as it appears in the JSON file (`null`, `false`, `"logs"`)."""
+    try:
+        return f"`{json.dumps(value)}`"
+    except TypeError:
+        return f"`{value!r}`"
+
+
 def _default(field: Any) -> str:
     if field.is_required():
         return "required"
-    if field.default_factory is not None:
-        return f"`{field.default_factory()!r}`"
-    return f"`{field.default!r}`"
+    return _json(field.default_factory() if field.default_factory is not None else field.default)
 
 
 def model_tables(root: type[BaseModel]) -> str:
     """A section per model reachable from `root`: its docstring and a field table."""
     parts = []
     for model in _models(root):
-        rows = [
-            (f"`{name}`", _type_name(field.annotation), _default(field), field.description or "")
-            for name, field in model.model_fields.items()
-            if not field.exclude
+        fields = {name: field for name, field in model.model_fields.items() if not field.exclude}
+        header: tuple[str, ...] = ("field", "type", "default")
+        rows: list[tuple[object, ...]] = [
+            (f"`{name}`", _type_name(field.annotation), _default(field)) for name, field in fields.items()
         ]
+        if any(field.description for field in fields.values()):
+            header += ("description",)
+            rows = [(*row, field.description or "") for row, field in zip(rows, fields.values(), strict=True)]
         keeps = model.model_config.get("extra") == "allow"
         extra = " Fields it does not know are kept as written." if keeps else ""
-        parts.append(
-            f"### {model.__name__}\n\n{_doc(model)}{extra}\n\n"
-            + _table(("field", "type", "default", "description"), rows)
-        )
+        parts.append(f"### {model.__name__}\n\n{_doc(model)}{extra}\n\n" + _table(header, rows))
     return "\n".join(parts)
 
 
@@ -213,9 +220,9 @@ def _dataclass_table(cls: type) -> str:
     rows = []
     for field in dataclasses.fields(cls):
         if field.default is not dataclasses.MISSING:
-            default = f"`{field.default!r}`"
+            default = _json(field.default)
         elif field.default_factory is not dataclasses.MISSING:
-            default = f"`{field.default_factory()!r}`"
+            default = _json(field.default_factory())
         else:
             default = "required"
         rows.append((f"`{field.name}`", _type_name(hints[field.name]), default))
