@@ -13,7 +13,9 @@ import pytest
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks import BENCHMARKS, NothingRunnableError
 from forge_eval.benchmarks._acquire import locate_data
+from forge_eval.benchmarks._benchmark import RunUsed
 from forge_eval.benchmarks.claweval import (
+    OFFICIAL_JUDGE,
     SOURCE,
     claweval,
     data_root,
@@ -138,3 +140,30 @@ def test_a_subset_with_nothing_runnable_here_stops_the_run_with_every_reason(
         plan_run(spec)
     assert raised.value.exit_code == 2 and len(raised.value.skipped) == 101
     assert not (tmp_path / "run").exists()
+
+
+def test_protocol_record_names_what_differs_from_upstreams_official_command(claweval_tree: Path) -> None:
+    entry = BENCHMARKS.get("claweval")
+    runnable = tuple(sorted(str(s.id) for s in entry.load(claweval_tree)))
+    run = RunUsed(
+        harness="claw-loop", task_args={"sandbox": "bwrap"}, judge_model=OFFICIAL_JUDGE,
+        task_ids=runnable, data_dir=claweval_tree,
+    )
+    record = entry.protocol(run)
+    assert record.comparable is False and record.pending is None
+    differing = {e.name for e in record.elements if not e.matches}
+    # the 3 multi-turn tasks that ran bring upstream's user model in (Claude Opus 4.6; here the judge's)
+    assert differing == {
+        "task set and subset", "agent sampling settings", "environment: sandbox", "environment: model path",
+        "simulated-user model",
+    }
+    same = {e.element for e in record.elements if e.matches}
+    assert {"harness", "agent_prompt", "judge_model", "judge_prompt", "grader", "data"} <= same
+    prompt = record.of("agent_prompt")[0].official
+    assert prompt.path == "src/claw_eval/runner/system_prompt.py" and prompt.commit.startswith("9365e1a")
+    # with the embedded model as judge, the judge model differs too; a multi-turn task brings the user in
+    smoke = entry.protocol(RunUsed(
+        harness="claw-loop", judge_model="qwen-0.5b", task_ids=("C01zh_mortgage_prepay",),
+        data_dir=claweval_tree,
+    ))
+    assert {"judge model", "simulated-user model"} <= {e.name for e in smoke.elements if not e.matches}
