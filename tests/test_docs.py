@@ -74,6 +74,14 @@ def test_every_harness_has_a_section(site: Path):
     assert not missing, f"harnesses without a section in docs/harnesses.md: {missing}"
 
 
+def test_every_embedded_model_is_on_the_models_page(site: Path):
+    from forge_eval.models import EMBEDDED_MODELS
+
+    html = (site / "models" / "index.html").read_text(encoding="utf-8")
+    missing = [name for name, _ in EMBEDDED_MODELS.items() if f"<code>{name}</code>" not in html]
+    assert not missing, f"embedded models missing from docs/models.md: {missing}"
+
+
 def test_every_cli_command_is_in_the_reference(site: Path):
     ids = _ids(site / "reference" / "cli" / "index.html")
     paths = _commands(cli)

