@@ -432,3 +432,35 @@ def test_an_empty_webjudge_verdict_ends_the_sample_as_a_judge_error_not_a_zero(
     assert sample is not None and sample.error is not None
     assert "WebJudge verdict call" in sample.error.message and "returned no text" in sample.error.message
     assert not sample.scores
+
+
+def test_webjudge_text_variant_shows_each_screenshot_as_its_page_text(upstream_trees: Path) -> None:
+    tree = locate_tree(FARA_TREE, upstream_trees)
+    traj = trajectory(3, "done")
+    steps = [traj.initial, *traj.steps]
+    for n, step in enumerate(steps):
+        step.aria = f'- heading "page {n}"'
+
+    def script(messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
+        text = " ".join(m.text for m in messages)
+        if "Action History" in text:
+            return reply("Thoughts: ok\nStatus: success")
+        if "the judge cannot see images" in text:
+            return reply("**Reasoning**: page.\n**Score**: 4")
+        return reply("**Key Points**:\n1. x")
+
+    judge = Recorder(script)
+    model = get_model("mockllm/judge", custom_outputs=judge)
+    verdict, found, _ = asyncio.run(
+        run_webjudge(tree, model, JudgeView(text=True, ocr=False), traj.task, action_history(traj), steps)
+    )
+    assert verdict == 1 and [r["Score"] for r in found["record"]] == [4, 4, 4, 4]
+    assert not any(
+        isinstance(c, ContentImage)
+        for m, _ in judge.calls
+        for x in m
+        for c in x.content
+        if not isinstance(x.content, str)
+    )
+    final = judge.calls[-1][0][1].text
+    assert all(f'heading "page {n}"' in final for n in range(4))
