@@ -88,6 +88,8 @@ def test_every_cli_command_is_in_the_reference(site: Path):
     assert ("ablate", "credit") in paths and ("proxy", "serve") in paths
     missing = [" ".join(p) for p in paths if "-".join(("forge-eval", *p)) not in ids]
     assert not missing, f"commands missing from the CLI reference: {missing}"
+    html = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "<code>--seeds</code>" in html and "UNSET" not in html
 
 
 def test_schemas_are_generated_from_the_code(site: Path):

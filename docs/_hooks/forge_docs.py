@@ -91,6 +91,11 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
     return _MARKER.sub(replace, markdown)
 
 
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    """mkdocs-click prints click 8.3's marker for "no default" (`Sentinel.UNSET`) as a default; show none."""
+    return html.replace("<code>Sentinel.UNSET</code>", "")
+
+
 # --- tables -----------------------------------------------------------------------------------------
 
 
