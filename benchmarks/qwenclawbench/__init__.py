@@ -1,9 +1,10 @@
-"""QwenClawBench (SKYLENAGE-AI/QwenClawBench @ e4eefcf, v1.1-100): loader, grade() runner, hybrid scoring.
+"""QwenClawBench (SKYLENAGE-AI/QwenClawBench @ e4eefcf, v1.1-100): loader, OpenClaw with upstream's config,
+upstream's own grading.
 
-The task runs each one in the real OpenClaw CLI inside a workspace holding its files (`_task.py`).
-Tasks are Markdown files with YAML front matter and an embedded `grade()`; a run's score is the
-hybrid (w_a s_auto + w_l s_llm 1[s_auto >= 0.75]) / (w_a + w_l) with upstream's weight fallbacks,
-the benchmark score the mean over tasks of the mean over 3 runs.
+The task runs each one in the real OpenClaw CLI with upstream's `openclaw.json` inside a workspace
+holding its files (`_task.py`); upstream's `grade_task` (the task's `grade()`, the LLM judge, the hybrid
+score) grades the workspace and OpenClaw's own session log, called from the pinned tree
+(`_upstream.py`). The benchmark score is the mean over tasks of the mean over runs.
 """
 
 from forge_eval.benchmarks._benchmark import BENCHMARKS
@@ -21,23 +22,18 @@ from forge_eval.benchmarks.qwenclawbench._data import (
     skip_reason,
     stage_workspace,
 )
-from forge_eval.benchmarks.qwenclawbench._grade import GradeOutcome, run_grade, session_events
-from forge_eval.benchmarks.qwenclawbench._judge import (
-    JUDGE,
-    OFFICIAL_JUDGE,
-    judge_prompt,
-    judge_total,
-    summarize,
-)
+from forge_eval.benchmarks.qwenclawbench._judge import JUDGE, OFFICIAL_JUDGE
+from forge_eval.benchmarks.qwenclawbench._protocol import protocol
 from forge_eval.benchmarks.qwenclawbench._scorer import qwenclawbench_scorer
-from forge_eval.benchmarks.qwenclawbench._scoring import (
-    automated_score,
-    benchmark_score,
-    hybrid_score,
-    task_score,
-    weights,
-)
 from forge_eval.benchmarks.qwenclawbench._task import qwenclawbench, qwenclawbench_agent
+from forge_eval.benchmarks.qwenclawbench._upstream import (
+    UpstreamGrade,
+    grade_run,
+    judge_endpoint,
+    local_config,
+    openclaw_config,
+    upstream_tree,
+)
 
 BENCHMARKS.register(QwenClawBench.name, QwenClawBench())
 
@@ -46,28 +42,24 @@ __all__ = [
     "OFFICIAL_JUDGE",
     "SKIP_RULES",
     "SOURCE",
-    "GradeOutcome",
     "QwenClawBench",
     "QwenTask",
+    "UpstreamGrade",
     "WorkspaceFile",
-    "automated_score",
-    "benchmark_score",
     "data_root",
-    "hybrid_score",
-    "judge_prompt",
-    "judge_total",
+    "grade_run",
+    "judge_endpoint",
     "load_task",
     "load_tasks",
+    "local_config",
+    "openclaw_config",
+    "protocol",
     "qwenclawbench",
     "qwenclawbench_agent",
     "qwenclawbench_scorer",
-    "run_grade",
     "sections",
     "select_tasks",
-    "session_events",
     "skip_reason",
     "stage_workspace",
-    "summarize",
-    "task_score",
-    "weights",
+    "upstream_tree",
 ]

@@ -1,18 +1,24 @@
 """`QwenClawBench`: the benchmark entry for `forge-eval run qwenclawbench`.
 
-The official harness is the real OpenClaw CLI started in a workspace holding the task's files; the
-task (`_task.py`) stages those files through the harness and grades the workspace it hands back.
-Tasks that cannot run here (external services, files left out of the data copy) are listed as
-skipped with their reason.
+The official harness is the real OpenClaw CLI with upstream's `openclaw.json`, started in a workspace
+holding the task's files; the task (`_task.py`) stages those files through the harness, and upstream's
+own grading (`_upstream.py`) scores the workspace and OpenClaw's session log. Tasks that cannot run
+here (external services) are listed as skipped with their reason.
 """
 
 from __future__ import annotations
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from typing import Any
+
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
 from forge_eval.benchmarks.qwenclawbench._data import select_tasks
 from forge_eval.benchmarks.qwenclawbench._judge import JUDGE, OFFICIAL_JUDGE
-from forge_eval.benchmarks.qwenclawbench._scoring import RUNS
+from forge_eval.benchmarks.qwenclawbench._protocol import protocol
 from forge_eval.benchmarks.qwenclawbench._task import DEFAULT_HARNESS, qwenclawbench
+from forge_eval.rundir import ProtocolRecord
+
+#: Runs per task of the published numbers (the benchmark score: mean over tasks of the mean over runs).
+RUNS = 3
 
 
 class QwenClawBench(Benchmark):
@@ -20,11 +26,6 @@ class QwenClawBench(Benchmark):
     description = "QwenClawBench v1.1: 100 OpenClaw workspace tasks, hybrid automated + LLM-judge score"
     default_harness = DEFAULT_HARNESS
     accepts_data_dir = True
-    protocol_pending = (
-        "protocol record not yet filled: the judge prompt is our paraphrase of upstream's, the OpenClaw "
-        "config is ours (4096-token replies, reasoning off, 128k context), and grading reads a "
-        "transcript rebuilt from the proxy instead of OpenClaw's session log"
-    )
     official = OfficialSettings(
         trials=RUNS,
         pass_threshold=1.0,
@@ -37,3 +38,11 @@ class QwenClawBench(Benchmark):
     judge = JUDGE
     select_function = select_tasks
     task_function = qwenclawbench
+
+    def judge_info(self, judge_model: str) -> dict[str, Any]:
+        """The judge's settings and where its prompt comes from (its sha256 is in the protocol record:
+        the prompt is built by upstream's code, not a template of ours)."""
+        return {k: v for k, v in JUDGE.info().items() if k != "prompt_sha256"}
+
+    def protocol(self, run: RunUsed) -> ProtocolRecord:
+        return protocol(run)

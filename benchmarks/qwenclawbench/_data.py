@@ -208,8 +208,8 @@ def _workspace_files(task: QwenTask, root: Path) -> str | None:
     missing = [i.source for i in task.workspace_files if (p := asset_path(root, task, i)) and not p.is_file()]
     if missing:
         return (
-            f"{len(missing)} workspace file(s) are not in this data copy (program files are left out of "
-            f"the shared copy; use the upstream repository): {', '.join(str(m) for m in missing[:3])}"
+            f"{len(missing)} workspace file(s) are not in this data copy (use an unmodified checkout of "
+            f"the upstream repository): {', '.join(str(m) for m in missing[:3])}"
         )
     return None
 

@@ -175,10 +175,12 @@ class ExternalHarness(Harness):
         system_prompt: str,
         stage: Stage | None = None,
         keep_workspace: bool = False,
+        bare_prompt: bool = False,
         **options: Any,
     ) -> Solver:
-        """`stage` / `keep_workspace`: a task's own files in, the workspace back out (module doc)."""
-        return external_harness(self, tools, system_prompt, stage, keep_workspace)
+        """`stage` / `keep_workspace`: a task's own files in, the workspace back out (module doc);
+        `bare_prompt`: the harness gets the sample's input alone, as the benchmark's upstream sends it."""
+        return external_harness(self, tools, system_prompt, stage, keep_workspace, bare_prompt)
 
 
 async def harness_rollout(
@@ -266,6 +268,7 @@ def external_harness(
     system_prompt: str,
     stage: Stage | None = None,
     keep_workspace: bool = False,
+    bare_prompt: bool = False,
 ) -> Solver:
     """Run `harness` on the sample through a per-sample proxy and tool bridge (see the module doc)."""
 
@@ -274,7 +277,7 @@ def external_harness(
         prefix = await asyncio.to_thread(harness.install)
         bridge = ToolBridge(tools)
         rollout_id = _rollout_id(state)
-        prompt = prompt_for(system_prompt, bridge, state.input_text)
+        prompt = state.input_text if bare_prompt else prompt_for(system_prompt, bridge, state.input_text)
         started = time.monotonic()
         result = None
         root = Path(tempfile.mkdtemp(prefix=f"forge-{harness.name}-"))

@@ -3,11 +3,18 @@
 Facts measured on 2026.9.6: `openclaw agent exec` runs one headless turn loop
 from a JSON config whose only provider is the proxy; it needs Node >= 24.16 (installed from npm), makes
 no DNS query, and costs ~21 s before its first model call and ~1.4 GB RSS: run one or two at a time.
+Its state (sessions: `agents/<id>/sessions/*.jsonl`) is kept in the sample's home, `~/.openclaw`
+(`--state-dir`), where the config is written too, as in OpenClaw's own layout. A benchmark with its own
+OpenClaw config (QwenClawBench's `openclaw.json`) runs with it through `with_config`: only the provider
+of its primary model is pointed at the sample's proxy.
 """
 
+import copy
 import json
 from pathlib import Path
+from typing import Any
 
+from forge_eval._errors import ForgeError
 from forge_eval.harnesses._external import POLICY_MODEL, ExternalHarness, Launch, ProxyEndpoint
 from forge_eval.harnesses._facts import OTHER, HarnessFacts, TaggingCues, ToolUse, reads, shell, writes
 from forge_eval.harnesses._npm import NODE24, NpmPackage, node24_bin
@@ -59,11 +66,36 @@ LEAN_TOOLS = ["exec", "read", "write", "edit", "ls", "apply_patch", "process"]
 LEAN_CONFIG = {"skills": {"allowBundled": []}, "tools": {"toolSearch": False, "allow": LEAN_TOOLS}}
 
 
+def pointed_config(template: dict[str, Any], base_url: str, key: str) -> tuple[dict[str, Any], str]:
+    """`template` (an OpenClaw config) with the provider of its primary model pointed at `base_url` with
+    `key`, nothing else changed; and that model (`provider/model`)."""
+    doc = copy.deepcopy(template)
+    try:
+        primary = str(doc["agents"]["defaults"]["model"]["primary"])
+        provider = doc["models"]["providers"][primary.split("/", 1)[0]]
+    except (KeyError, TypeError, AttributeError):
+        raise ForgeError(
+            "the OpenClaw config names no primary model (agents.defaults.model.primary) whose provider "
+            "is under models.providers",
+            hint="use the benchmark's config as upstream ships it",
+        ) from None
+    provider.update(baseUrl=base_url, apiKey=key)
+    return doc, primary
+
+
 def openclaw_args(
-    prompt: str, config: Path, work: Path, model: str = POLICY_MODEL, timeout_s: int = 600
+    prompt: str,
+    config: Path,
+    work: Path,
+    model: str = POLICY_MODEL,
+    timeout_s: int = 600,
+    state_dir: Path | None = None,
+    model_ref: str | None = None,
 ) -> list[str]:
-    """`openclaw agent exec` arguments for a config written from `openclaw_config`."""
-    args = ["agent", "exec", prompt, "--config", str(config), "--model", f"forge/{model}"]
+    """`openclaw agent exec` arguments for a config written from `openclaw_config` (`model_ref`: the
+    `provider/model` to run, default `forge/<model>`; `state_dir`: keep sessions there)."""
+    args = ["agent", "exec", prompt, "--config", str(config), "--model", model_ref or f"forge/{model}"]
+    args += ["--state-dir", str(state_dir)] if state_dir is not None else []
     return [*args, "--cwd", str(work), "--json", "--timeout", str(timeout_s)]
 
 
@@ -81,6 +113,16 @@ class OpenClawHarness(ExternalHarness):
     description = f"OpenClaw {OPENCLAW.version} (openclaw agent exec, Node 24), chat API through the proxy"
     facts = FACTS
     packages = (NODE24, OPENCLAW)
+    #: A benchmark's own OpenClaw config to run with (`with_config`); None: `openclaw_config`'s.
+    config_template: dict[str, Any] | None = None
+
+    def with_config(self, template: dict[str, Any] | None) -> "OpenClawHarness":
+        """A copy of this harness that runs with `template`, its primary model's provider pointed at the
+        sample's proxy (None: `openclaw_config`'s); the registered harness is shared, so the config is
+        set on the copy."""
+        chosen = copy.copy(self)
+        chosen.config_template = template
+        return chosen
 
     def limits(self) -> "SandboxLimits":
         """2 CPUs, 3 GB: one run peaks at ~1.41 GB RSS (measured), twice the others."""
@@ -89,12 +131,23 @@ class OpenClawHarness(ExternalHarness):
     def launch(
         self, *, prompt: str, proxy: ProxyEndpoint, workspace: Workspace, prefix: Path, lean: bool = False
     ) -> Launch:
-        config = workspace.root / "openclaw.json"
-        config_doc = openclaw_config(proxy.root + "/v1", proxy.api_key)
+        state = workspace.home / ".openclaw"
+        config = state / "openclaw.json"
+        if self.config_template is not None:
+            config_doc, model_ref = pointed_config(self.config_template, proxy.root + "/v1", proxy.api_key)
+        else:
+            config_doc, model_ref = openclaw_config(proxy.root + "/v1", proxy.api_key), None
         if lean:
             config_doc.update(LEAN_CONFIG)
-        text = json.dumps(config_doc)
-        args = openclaw_args(prompt, config, workspace.work, timeout_s=int(self.timeout_s))
+        text = json.dumps(config_doc, indent=2)
+        args = openclaw_args(
+            prompt,
+            config,
+            workspace.work,
+            timeout_s=int(self.timeout_s),
+            state_dir=state,
+            model_ref=model_ref,
+        )
         # its reduced local-model tool surface (docs/cli/agent.md of the package)
         argv = [str(self.binary(prefix)), *args, *(["--local-model-lean"] if lean else [])]
         return Launch(argv, openclaw_env(workspace.home, prefix), {config: text})

@@ -69,6 +69,11 @@ class KeptWorkspace:
     def work(self) -> Path:
         return Workspace(self.root).work
 
+    @property
+    def home(self) -> Path:
+        """The run's `HOME`, where the harness left its own state (OpenClaw's session logs)."""
+        return Workspace(self.root).home
+
 
 def kept_workspace(state: TaskState) -> KeptWorkspace | None:
     """The workspace the harness handed back for this sample, or None (not kept, or already released)."""

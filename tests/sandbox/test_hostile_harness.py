@@ -29,7 +29,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ModelOutput, get_model
 
-from forge_eval.benchmarks.qwenclawbench import run_grade
+from forge_eval.benchmarks.qwenclawbench import data_root, grade_run, load_tasks, upstream_tree
 from forge_eval.harnesses import harness_settings
 from forge_eval.harnesses._external import ExternalHarness, Launch, ProxyEndpoint, external_harness
 from forge_eval.harnesses._workspace import Workspace
@@ -313,10 +313,20 @@ def test_harness_under_run_cannot_rewrite_its_call_records(tmp_path: Path) -> No
     assert call.returned_response["choices"][0]["message"]["content"] == "the real answer"
 
 
-def test_the_host_side_grader_imports_nothing_from_the_agents_workspace(tmp_path: Path) -> None:
-    """QwenClawBench's grade() runs on the host with the agent's workspace as its cwd: a `json.py` the
-    agent left there is not imported in place of the standard library (it would run outside any sandbox)."""
+def test_the_host_side_grader_imports_nothing_from_the_agents_workspace(
+    tmp_path: Path, upstream_trees: Path
+) -> None:
+    """QwenClawBench's grading (upstream's code) runs on the host with the agent's workspace as its cwd: a
+    `json.py` or `lib_grading.py` the agent left there is not imported in place of the standard library
+    or upstream's module (it would run outside any sandbox)."""
+    tree = upstream_tree(data_root(upstream_trees / "SKYLENAGE-AI+QwenClawBench@e4eefcf"))
+    task = next(t for t in load_tasks(data_root(tree)) if t.grading_type == "automated")
     marker = tmp_path / "hijacked"
-    (tmp_path / "json.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\nfrom json import *\n")
-    outcome = run_grade("def grade(transcript, workspace):\n    return {'ok': 1.0}\n", [], tmp_path)
-    assert outcome.scores == {"ok": 1.0} and not marker.exists()
+    for module in ("json", "lib_grading"):
+        (tmp_path / f"{module}.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    outcome = asyncio.run(
+        grade_run(tree, task.path, home=tmp_path / "home", workspace=tmp_path, judge_url="http://127.0.0.1:9/v1",
+                  judge_key="unused")
+    )  # fmt: skip
+    assert outcome.grade is not None and outcome.grade["grading_type"] == "automated", outcome.error
+    assert not marker.exists()

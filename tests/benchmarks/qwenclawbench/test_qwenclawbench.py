@@ -1,35 +1,18 @@
-"""QwenClawBench: loader on the full shared data, the hybrid formula and its quirks, a real grade() run."""
+"""QwenClawBench: loader on the full shared data, the task's checks (harness, data without upstream's
+code), the run's limit; the grading itself is upstream's (test_qwenclawbench_upstream.py)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks import BENCHMARKS
-from forge_eval.benchmarks.qwenclawbench import (
-    QwenTask,
-    automated_score,
-    benchmark_score,
-    data_root,
-    hybrid_score,
-    judge_prompt,
-    judge_total,
-    load_task,
-    load_tasks,
-    qwenclawbench,
-    run_grade,
-    session_events,
-    stage_workspace,
-    task_score,
-    weights,
-)
+from forge_eval.benchmarks.qwenclawbench import data_root, load_task, load_tasks, qwenclawbench
 
 
 def test_all_100_tasks_parse_with_the_published_categories(qwenclawbench_data: Path) -> None:
@@ -60,6 +43,17 @@ def test_skips_name_external_dependencies_and_left_out_files(qwenclawbench_data:
     assert len(BENCHMARKS.get("qwenclawbench").load(qwenclawbench_data)) == 100 - len(skipped)
 
 
+def test_census_on_the_upstream_tree_only_external_services_are_skipped(upstream_trees: Path) -> None:
+    """With the workspace code files in the tree, every task with its files runs: 96 of 100 here."""
+    skipped = BENCHMARKS.get("qwenclawbench").skipped(upstream_trees / "SKYLENAGE-AI+QwenClawBench@e4eefcf")
+    external = {k: v.rsplit(": ", 1)[1] for k, v in skipped.items() if "external dependency" in v}
+    assert sorted(external.values()) == ["feishu", "requires_mock", "web"]
+    missing = [k for k, v in skipped.items() if "not in this data copy" in v]
+    # task_00048's files sit under a mis-quoted `"data/` folder in the shared snapshot (non-ASCII path)
+    assert missing in ([], ["task_00048_baidu_qianfan_api_integration_test_document"])
+    assert len(skipped) == len(external) + len(missing)
+
+
 def test_front_matter_regex_keeps_dashes_in_the_body(tmp_path: Path) -> None:
     path = tmp_path / "task_1.md"
     path.write_text(
@@ -75,91 +69,36 @@ def test_front_matter_regex_keeps_dashes_in_the_body(tmp_path: Path) -> None:
         load_task(path)
 
 
-def test_hybrid_formula_gate_and_weight_fallbacks() -> None:
-    w = {"automated": 0.4, "llm_judge": 0.6}
-    assert hybrid_score(0.8, 0.5, w) == pytest.approx(0.4 * 0.8 + 0.6 * 0.5)
-    assert hybrid_score(0.7, 1.0, w) == pytest.approx(0.4 * 0.7)  # gate: auto < 0.75 drops the judge
-    assert hybrid_score(0.75, 1.0, w) == pytest.approx(0.3 + 0.6)  # the gate is inclusive
-    assert hybrid_score(0.7, 1.0, w, simple=True) == pytest.approx(0.28 + 0.6)
-    assert weights(None) == (0.5, 0.5)
-    assert weights({"automated": 0.7, "llmjudge": 0.3}) == (0.7, 0.5)  # misspelled key -> 0.5
-    assert hybrid_score(1.0, 1.0, {"automated": 0.7, "llmjudge": 0.3}) == pytest.approx(1.0)
-    assert hybrid_score(1.0, 0.0, {"automated": 0.7, "llm": 0.3}) == pytest.approx(0.7 / 1.2)
-    assert weights({"automated": 0, "llm_judge": 0}) == (0.5, 0.5)
-    assert task_score("automated", 0.6, 1.0, None) == 0.6
-
-
-def test_automated_mean_and_benchmark_mean_over_runs() -> None:
-    assert automated_score({"a": 1.0, "b": 0.5, "c": True, "d": "n/a"}) == pytest.approx(2.5 / 3)
-    assert automated_score({}) == 0.0 and automated_score(None) == 0.0
-    runs = {"t1": [1.0, 0.5, 0.0], "t2": [0.9, 0.9, 0.9], "t3": [0.2]}
-    assert benchmark_score(runs) == pytest.approx((0.5 + 0.9 + 0.2) / 3)
-
-
-def test_judge_total_fallbacks() -> None:
-    assert judge_total({"scores": {"a": 0.2}, "total": 0.65}) == 0.65
-    assert judge_total({"scores": {"a": 0.2, "b": {"score": 0.6}}}) == pytest.approx(0.4)
-    assert judge_total({"score": 1.4}) == 1.0 and judge_total({}) == 0.0
-
-
-def test_real_grade_code_scores_a_staged_workspace(qwenclawbench_data: Path, tmp_path: Path) -> None:
-    root = data_root(qwenclawbench_data)
-    task = next(t for t in load_tasks(root) if t.task_id.startswith("task_00036"))
-    stage_workspace_present(root, task, tmp_path)
-    size = (tmp_path / "downloads/annual_sales_report_2024.csv").stat().st_size
-    nothing = run_grade(task.grading_code, [], tmp_path)
-    assert nothing.error == "" and automated_score(nothing.scores) == 0.0
-    (tmp_path / "downloads/text_file_size_report.txt").write_text(
-        f"annual_sales_report_2024.csv\n{size} bytes\nannual_sales_report_2024.csv, app_config.yaml, "
-        "product_catalog_api_response.json, README_setup.txt, server_access.log\n"
-    )
-    events = session_events(
-        [
-            ChatMessageUser(content=task.prompt),
-            ChatMessageAssistant(
-                content=f"The largest text-like file is annual_sales_report_2024.csv at {size} bytes."
-            ),
-        ]
-    )
-    done = run_grade(task.grading_code, events, tmp_path)
-    assert done.scores["identified_largest_text_file"] == 1.0 and done.scores["reported_exact_size"] == 1.0
-    assert done.scores["created_correct_report_file"] == 1.0
-    assert automated_score(done.scores) > 0.5
-    assert "annual_sales_report_2024.csv" in judge_prompt(task, events)
-
-
-def stage_workspace_present(root: Path, task: QwenTask, workspace: Path) -> None:
-    """Stage the files this data copy has (its program files are left out)."""
-    assets = root / "assets" / task.task_id
-    present = tuple(i for i in task.workspace_files if i.source is None or (assets / i.source).is_file())
-    stage_workspace(root, replace(task, workspace_files=present), workspace)
-
-
-def test_broken_grade_code_scores_zero_with_a_reason(tmp_path: Path) -> None:
-    outcome = run_grade("def grade(t, w):\n    raise RuntimeError('boom')\n", [], tmp_path)
-    assert outcome.scores == {} and "boom" in outcome.error
-
-
-def test_task_refuses_a_harness_without_a_workspace_and_unknown_ids(qwenclawbench_data: Path) -> None:
-    with pytest.raises(UsageError, match=r"(?s)'react' does not.*--harness openclaw"):
-        qwenclawbench(harness="react", data_dir=str(qwenclawbench_data))
+def test_task_refuses_other_harnesses_unknown_ids_and_data_without_code(
+    qwenclawbench_data: Path, upstream_trees: Path
+) -> None:
+    tree = str(upstream_trees / "SKYLENAGE-AI+QwenClawBench@e4eefcf")
+    with pytest.raises(UsageError, match=r"(?s)'react' is not OpenClaw.*--harness openclaw"):
+        qwenclawbench(harness="react", data_dir=tree)
+    with pytest.raises(UsageError, match=r"'codex' is not OpenClaw"):
+        qwenclawbench(harness="codex", data_dir=tree)
     with pytest.raises(ForgeError, match="task_99999"):
-        qwenclawbench(task_ids="task_99999", data_dir=str(qwenclawbench_data))
+        qwenclawbench(task_ids="task_99999", data_dir=tree)
+    with pytest.raises(ForgeError, match="without upstream's code"):
+        qwenclawbench(data_dir=str(qwenclawbench_data))
     assert BENCHMARKS.get("qwenclawbench").requirements() == []
 
 
-def test_openclaw_runs_for_the_tasks_timeout_times_the_multiplier(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Upstream runs OpenClaw for timeout_seconds x --timeout-multiplier (1800 s in v1.1), not 900 s."""
+def test_openclaw_runs_upstreams_config_prompt_alone_for_the_tasks_timeout_times_the_multiplier(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Upstream runs OpenClaw with its openclaw.json, the task prompt alone as the message, for
+    timeout_seconds x --timeout-multiplier (1800 s in v1.1), not 900 s."""
     from inspect_ai.solver import TaskState
 
     from forge_eval.benchmarks.qwenclawbench._task import qwenclawbench_agent
     from forge_eval.harnesses import HARNESSES
 
     openclaw = HARNESSES.get("openclaw")
-    seen: list[float] = []
+    seen: list[tuple[float, Any, bool]] = []
 
     def fake_solver(self: Any, **options: Any) -> Any:
-        seen.append(self.timeout_s)
+        seen.append((self.timeout_s, self.config_template, options["bare_prompt"]))
 
         async def solve(state: TaskState, generate: Any) -> TaskState:
             return state
@@ -169,6 +108,8 @@ def test_openclaw_runs_for_the_tasks_timeout_times_the_multiplier(monkeypatch: p
     monkeypatch.setattr(type(openclaw), "solver", fake_solver)
     meta = {"timeout_seconds": 1800}
     state = TaskState(model="mockllm/model", sample_id="t", epoch=1, input="p", messages=[], metadata=meta)
-    asyncio.run(qwenclawbench_agent(openclaw, 1.5)(state, None))  # type: ignore[arg-type]
-    assert seen == [2700.0]
-    assert openclaw.timeout_s == 900.0  # the shared registered harness keeps its own default
+    config = {"agents": {"defaults": {"compaction": {"mode": "safeguard"}}}}
+    asyncio.run(qwenclawbench_agent(openclaw, 1.5, config)(state, None))  # type: ignore[arg-type]
+    assert seen == [(2700.0, config, True)]
+    # the shared registered harness keeps its own default limit and config
+    assert openclaw.timeout_s == 900.0 and openclaw.config_template is None

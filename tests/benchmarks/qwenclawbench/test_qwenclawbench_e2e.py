@@ -2,8 +2,9 @@
 
 The policy is scripted (served as an OpenAI-compatible model behind the per-sample proxy) and so is
 the judge (Inspect's mockllm as the "judge" role): no model can run fast enough here for a real one.
-Everything else is real: the task's files staged into OpenClaw's workspace, OpenClaw's own `exec`
-tool editing them, the workspace and conversation handed back, the task's own `grade()` on them.
+Everything else is real: upstream's openclaw.json from the pinned tree, the task's files staged into
+OpenClaw's workspace, OpenClaw's own `exec` tool editing them, its session log and the workspace handed
+back, upstream's `grade_task` (the task's `grade()`, its judge prompt and hybrid score) on them.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from forge_eval.benchmarks.qwenclawbench import qwenclawbench
 from forge_eval.harnesses import harness_settings
-from forge_eval.proxy import ScriptedPolicy, ScriptedUpstream, serve_in_thread
+from forge_eval.proxy import ScriptedPolicy, ScriptedUpstream, read_calls, serve_in_thread
 from forge_eval.proxy._scripted import _tool_turn
 
 #: Its grade() only reads the workspace: the subagent limits in .openclaw/openclaw.json and SKILL.md.
@@ -68,15 +69,16 @@ def scripted_policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
-    qwenclawbench_data: Path, scripted_policy: str, tmp_path: Path
+    upstream_trees: Path, scripted_policy: str, tmp_path: Path
 ) -> None:
+    tree = upstream_trees / "SKYLENAGE-AI+QwenClawBench@e4eefcf"
     verdict = json.dumps({"scores": {"accuracy": JUDGE_TOTAL}, "total": JUDGE_TOTAL, "notes": "scripted"})
     output = ModelOutput.from_content("mockllm/model", verdict)
     output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tiktoken download
     judge = get_model("mockllm/model", custom_outputs=[output])
     with harness_settings(records_dir=tmp_path / "records", sandbox=True):
         [log] = inspect_eval(
-            qwenclawbench(harness="openclaw", task_ids=TASK_ID, data_dir=str(qwenclawbench_data)),
+            qwenclawbench(harness="openclaw", task_ids=TASK_ID, data_dir=str(tree)),
             model="openai-api/scripted/scripted-policy",
             model_base_url=f"{scripted_policy}/v1",
             model_roles={"judge": judge},
@@ -96,7 +98,15 @@ def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
     }, score.metadata["grade_error"]
     assert score.metadata["s_llm"] == JUDGE_TOTAL
     assert score.value == pytest.approx(0.4 * 1.0 + 0.6 * JUDGE_TOTAL)  # task weights 0.4 / 0.6
-    assert score.metadata["tool_calls"] == 1  # the transcript handed back holds OpenClaw's exec call
+    assert score.metadata["tool_calls"] == 1  # OpenClaw's session log holds its exec call
     judged = [e for e in sample.events if e.event == "model" and e.role == "judge"]
-    # the judge saw the handed-back transcript: OpenClaw's exec call and what it printed
+    # the judge (upstream's prompt) saw the session's summary: OpenClaw's exec call and what it printed
     assert len(judged) == 1 and "CONFIG-UPDATED" in judged[0].input[0].text
+    assert judged[0].input[0].text.startswith("You are a grading function.")
+    # OpenClaw ran with upstream's config: the proxy's records show its reply cap and reasoning
+    [rollout] = list((tmp_path / "records").iterdir())
+    [first, *_] = read_calls(tmp_path / "records", rollout.name)
+    assert (
+        first.served_request.get("max_tokens") == 32768
+        or first.served_request.get("max_completion_tokens") == 32768
+    )
