@@ -236,3 +236,35 @@ def test_openclaw_launch_with_upstreams_config_keeps_its_sessions_in_the_sandbox
     assert argv[argv.index("--model") + 1] == "dashscope/qwen3.6-plus"
     assert argv[argv.index("--state-dir") + 1] == str(workspace.home / ".openclaw")
     assert harness.config_template is None  # the registered harness keeps forge-eval's own config
+
+
+class FlakyJudge:
+    """A judge model whose first call fails (as a provider outage would), then answers `VERDICT`."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def generate(self, messages: list[Any], config: Any = None) -> ModelOutput:
+        self.calls += 1
+        if self.calls == 1:
+            raise RuntimeError("judge provider unavailable")
+        return ModelOutput.from_content("flaky/judge", json.dumps(VERDICT))
+
+
+def test_a_failed_judge_call_is_retried_by_upstreams_own_loop(tree: Path, tmp_path: Path) -> None:
+    root = data_root(tree)
+    task = next(t for t in load_tasks(root) if t.task_id == TASK_ID)
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    stage_workspace(root, task, work)
+    write_store(home, session_events(), compress=-1)
+    judge = FlakyJudge()
+
+    async def grade() -> Any:
+        async with judge_endpoint(judge) as (url, key):  # type: ignore[arg-type]
+            return await grade_run(tree, task.path, home=home, workspace=work, judge_url=url, judge_key=key)
+
+    graded = asyncio.run(grade())
+    assert judge.calls == 2  # upstream waited its backoff (5 s) and called again
+    assert "retry 2/100" in graded.log and "judge provider unavailable" in graded.log
+    assert graded.llm_judge["score"] == VERDICT["total"]
