@@ -1,7 +1,7 @@
 """Upstream's claw-eval at the pinned commit: its tree, and the isolated interpreter its code runs in.
 
 Every piece of Claw-Eval that decides what the model sees or how it is scored (runner loop, system
-prompt, provider, mock services, sandbox server, simulated user, graders, LLM judge, score summary) is
+prompt, provider, mock services, sandbox server, simulated user, graders, LLM judge, task score) is
 upstream's own code, read at run time from the pinned tree (`--data-dir`, else the archive
 `benchmarks/_acquire.py` downloads). It runs in a virtualenv of its own, so upstream's unpinned
 requirements never meet forge-eval's: the venv holds the packages of upstream's two requirement files
