@@ -79,6 +79,8 @@ def write_store(home: Path, events: list[str], compress: int) -> None:
             "CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT,"
             " created_at INTEGER NOT NULL, event_zstd BLOB, PRIMARY KEY (session_id, seq))"
         )
+        older = _event("session", version=4, id="z0", cwd="/elsewhere")  # older, written last: not the run's
+        c.execute("INSERT INTO transcript_events VALUES (?, ?, ?, ?, ?)", ("z0", 0, older, -1000, None))
         for seq, text in reversed(list(enumerate(events))):  # stored out of order: read by seq
             packed = zstandard.ZstdCompressor().compress(text.encode()) if seq == compress else None
             c.execute(
@@ -135,7 +137,8 @@ def test_grading_matches_upstream_called_directly_and_sees_turns_before_a_compac
     ours, direct = asyncio.run(both())
     assert ours.error == "", ours.log
     assert ours.grade == direct  # exactly: score, score_simple, breakdown, notes
-    # the session file is the store's events byte for byte, in seq order (the packed one unpacked)
+    # upstream picked the newest session file, the store's events byte for byte, in seq order (the packed
+    # one unpacked)
     assert [json.dumps(e) for e in ours.transcript] == session_events()
     # grade() saw the answer from before the compaction: title, genre and setting come only from it
     breakdown = ours.automated["breakdown"]
