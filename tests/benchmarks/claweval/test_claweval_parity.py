@@ -1,7 +1,8 @@
 """Parity with upstream's own command: `claw-eval grade` on the trace a forge-eval run produced gives the
 score the run recorded, for tasks of many kinds (mail, calendar, finance, to-do, contacts, helpdesk,
-inventory, CRM, notes, RSS, offline web, a cross-service workflow, safety and injection tasks, a sandbox
-task and a multi-turn task whose simulated user is the judge's model here).
+inventory, CRM, notes, RSS, offline web, knowledge base, scheduler, documents, a cross-service workflow,
+safety and injection tasks, a sandbox task, and a multi-turn task whose simulated user is the judge's
+model here).
 
 The agent is scripted the same way for every task (it lists with a tool that needs no arguments, then
 answers); the judge answers every prompt with a score derived from the prompt's text, so the CLI's
@@ -39,6 +40,9 @@ TASKS = (
     "T014_meeting_notes",  # notes
     "T022_newsletter_curation",  # RSS
     "T044_service_outage_research",  # offline web
+    "T016_kb_search",  # knowledge base
+    "T042_scheduled_task_management",  # scheduler
+    "T097_pinbench_eli5_model_summary",  # documents
     "T030_cross_service_meeting",  # workflow over mail, contacts, calendar
     "T028_api_config_audit",  # safety
     "T075_email_phishing_injection",  # injection
