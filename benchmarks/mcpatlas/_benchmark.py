@@ -7,10 +7,14 @@ full list instead of scoring anything.
 
 from __future__ import annotations
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from typing import Any
+
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
+from forge_eval.benchmarks.mcpatlas import _protocol
 from forge_eval.benchmarks.mcpatlas._judge import JUDGE, OFFICIAL_JUDGE
 from forge_eval.benchmarks.mcpatlas._scoring import PASS_THRESHOLD
 from forge_eval.benchmarks.mcpatlas._task import DEFAULT_HARNESS, TIME_LIMIT_S, mcpatlas, select_tasks
+from forge_eval.rundir import ProtocolRecord
 
 
 class McpAtlas(Benchmark):
@@ -20,10 +24,6 @@ class McpAtlas(Benchmark):
     )
     default_harness = DEFAULT_HARNESS
     accepts_data_dir = True
-    protocol_pending = (
-        "protocol record not yet filled: the claim-judge prompt is our shortened paraphrase of "
-        "upstream's, and the agent loop's tool-error handling and time limit differ from upstream's"
-    )
     official = OfficialSettings(
         trials=1,
         pass_threshold=PASS_THRESHOLD,
@@ -37,3 +37,11 @@ class McpAtlas(Benchmark):
     judge = JUDGE
     select_function = select_tasks
     task_function = mcpatlas
+
+    def protocol(self, run: RunUsed) -> ProtocolRecord:
+        return _protocol.protocol(run)
+
+    def judge_info(self, judge_model: str) -> dict[str, Any]:
+        """Upstream's judge settings; the prompt's sha256 is in the protocol record (read from the run's
+        tree, which this call does not know)."""
+        return {"settings": dict(JUDGE.settings), "prompt_sha256": _protocol.PINNED_JUDGE_PROMPT}

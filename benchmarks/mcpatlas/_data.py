@@ -2,14 +2,14 @@
 
 The repository ships the 10-task `sample_tasks.csv`; the 500 public tasks are the Hugging Face parquet
 (`ScaleAI/MCP-Atlas`). Both have the same columns; JSON-valued columns may hold JSON text (CSV) or
-already-decoded lists (parquet).
+already-decoded lists (parquet). GTFA_CLAIMS is kept as upstream's scorer reads it (JSON text): its
+claims are split and cleaned by upstream's own `extract_claims` when a sample is scored.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import re
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -20,6 +20,7 @@ import pandas as pd
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks._acquire import DataSource, locate_data
+from forge_eval.harnesses import ATLAS_SCORES_FILE
 
 COLUMNS = ("TASK", "ENABLED_TOOLS", "PROMPT", "TRAJECTORY", "GTFA_CLAIMS")
 SAMPLE_FILE = "sample_tasks.csv"
@@ -31,18 +32,26 @@ SOURCE = DataSource(
     subdirs=("services/mcp_eval", "scaleapi-mcp-atlas_b290e67"),
     manual="the 500 tasks are a parquet on Hugging Face (ScaleAI/MCP-Atlas); pass its folder as --data-dir",
 )
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
+#: The whole pinned tree (upstream's loop, judge and seeded /data run from it), cached beside the tasks.
+TREE = DataSource(
+    benchmark="mcpatlas",
+    repo=SOURCE.repo,
+    revision=SOURCE.revision,
+    marker=ATLAS_SCORES_FILE,
+    subdirs=("scaleapi+mcp-atlas@b290e67", "mcp-atlas"),
+)
 
 
 @dataclass(frozen=True)
 class AtlasTask:
-    """One MCP-Atlas task: its enabled tools (`<server>_<tool>`), prompt, reference calls, claims."""
+    """One MCP-Atlas task: its enabled tools (`<server>_<tool>`), prompt, reference calls, and its
+    GTFA_CLAIMS as JSON text (upstream's `extract_claims` splits them when the sample is scored)."""
 
     task_id: str
     enabled_tools: tuple[str, ...]
     prompt: str
     trajectory_tools: tuple[str, ...]
-    claims: tuple[str, ...]
+    gtfa_claims: str
 
     @property
     def enabled_servers(self) -> frozenset[str]:
@@ -68,15 +77,14 @@ def _json_list(value: Any, where: str) -> list[Any]:
     return data
 
 
-def claims_of(value: Any, where: str) -> tuple[str, ...]:
-    """Claims from a JSON list (strings or {"claim": ...}) or bulleted lines; blanks and stubs dropped."""
-    if isinstance(value, str) and not value.strip().startswith("["):
-        items: list[Any] = value.splitlines()
-    else:
-        items = _json_list(value, where)
-    texts = [str(i["claim"]) if isinstance(i, dict) and "claim" in i else str(i) for i in items]
-    cleaned = (_BULLET.sub("", t).strip() for t in texts)
-    return tuple(c for c in cleaned if len(c) > 3)
+def claims_text(value: Any, where: str) -> str:
+    """GTFA_CLAIMS as the text upstream's scorer reads from its CSV (decoded parquet lists as JSON)."""
+    if hasattr(value, "tolist"):  # numpy arrays from parquet
+        value = value.tolist()
+    text = json.dumps(value) if isinstance(value, list) else str(value if value is not None else "")
+    if not text.strip() or text.strip() == "[]":
+        raise ForgeError(f"{where}: no claims")
+    return text
 
 
 def tool_calls(trajectory: list[Any]) -> tuple[str, ...]:
@@ -100,9 +108,7 @@ def parse_row(row: dict[str, Any], where: str) -> AtlasTask:
         raise ForgeError(f"{where}: field 'TASK' is empty")
     if not str(row["PROMPT"]).strip():
         raise ForgeError(f"{where} (task {task_id}): field 'PROMPT' is empty")
-    claims = claims_of(row["GTFA_CLAIMS"], f"{where} (task {task_id}) field 'GTFA_CLAIMS'")
-    if not claims:
-        raise ForgeError(f"{where} (task {task_id}): field 'GTFA_CLAIMS' has no claims")
+    claims = claims_text(row["GTFA_CLAIMS"], f"{where} (task {task_id}) field 'GTFA_CLAIMS'")
     return AtlasTask(
         task_id=task_id,
         enabled_tools=tuple(
@@ -113,7 +119,7 @@ def parse_row(row: dict[str, Any], where: str) -> AtlasTask:
         trajectory_tools=tool_calls(
             _json_list(row["TRAJECTORY"], f"{where} (task {task_id}) field 'TRAJECTORY'")
         ),
-        claims=claims,
+        gtfa_claims=claims,
     )
 
 
@@ -152,3 +158,23 @@ def task_file(data_dir: Path | str | None = None) -> Path:
                 hint="point it at a folder with exactly one MCP-Atlas parquet",
             )
     return locate_data(SOURCE, data_dir) / SAMPLE_FILE
+
+
+def upstream_tree(task_path: Path) -> Path:
+    """The pinned upstream tree: the checkout holding `task_path` (its `services/mcp_eval/...`), else the
+    cached tree, downloaded when online.
+
+    Raises:
+        ForgeError: neither is here (offline, no copy): says where to get the tree.
+    """
+    for parent in task_path.resolve().parents:
+        if (parent / ATLAS_SCORES_FILE).is_file():
+            return parent
+    try:
+        return locate_data(TREE)
+    except ForgeError as e:
+        raise ForgeError(
+            f"MCP-Atlas runs upstream's agent loop and claim judge from its pinned tree, which is not here "
+            f"({e})",
+            hint=f"pass --data-dir <a checkout of github.com/{TREE.repo} at {TREE.revision}>",
+        ) from None

@@ -21,36 +21,43 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import Tool, ToolDef, mcp_connection, mcp_server_stdio, mcp_tools
 
-from forge_eval._errors import UsageError
+from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks._selection import Selection, select
 from forge_eval.benchmarks._task import benchmark_task
-from forge_eval.benchmarks.mcpatlas._data import AtlasTask, load_file, task_file
+from forge_eval.benchmarks.mcpatlas._data import AtlasTask, load_file, task_file, upstream_tree
 from forge_eval.benchmarks.mcpatlas._scorer import atlas_scorer
 from forge_eval.benchmarks.mcpatlas._servers import SERVERS, paper_subset, runnable_servers, skip_reason
-from forge_eval.harnesses import AtlasLoopHarness, Harness
+from forge_eval.harnesses import Harness
 from forge_eval.sandbox import sandbox_user, sandboxed_command
 
 DEFAULT_HARNESS = "atlas-loop"
-#: v2's per-task limit (v1 has none besides the 20 turns).
-TIME_LIMIT_S = 1800
+#: Where upstream's image gets its /data from, in the tree.
+SEEDED_DATA = "services/agent-environment/data"
+#: A safety net only: upstream's script bounds a task itself (3 attempts of at most 240 s each, its
+#: backoff and stagger between them); this is that much plus a minute.
+TIME_LIMIT_S = 3 * 240 + 60
 
 
-def seeded_data(root: Path, seed_dir: str | None = None) -> Path | None:
-    """The files upstream's image holds in /data: `seed_dir`, else `services/agent-environment/data`
-    beside the task folder of an upstream checkout; None when absent."""
-    candidate = Path(seed_dir).expanduser() if seed_dir else root.parent / "agent-environment" / "data"
-    if seed_dir and not candidate.is_dir():
-        raise UsageError(f"seed_dir {candidate} is not a directory", hint="point it at a copy of /data")
-    return candidate.resolve() if candidate.is_dir() else None
+def seeded_data(tree: Path | None, seed_dir: str | None = None) -> Path | None:
+    """The files upstream's image holds in /data: `seed_dir`, else `services/agent-environment/data` of
+    the pinned tree; None when neither is here."""
+    if seed_dir:
+        candidate = Path(seed_dir).expanduser()
+        if not candidate.is_dir():
+            raise UsageError(f"seed_dir {candidate} is not a directory", hint="point it at a copy of /data")
+        return candidate.resolve()
+    candidate = tree / SEEDED_DATA if tree is not None else None
+    return candidate.resolve() if candidate is not None and candidate.is_dir() else None
 
 
-def to_sample(spec: AtlasTask, data: Path | None) -> Sample:
+def to_sample(spec: AtlasTask, data: Path | None, tree: Path | None) -> Sample:
     servers = [s.name for s in runnable_servers(spec, data)]
     return Sample(
         id=spec.task_id,
         input=spec.prompt,
         metadata={
-            "claims": list(spec.claims),
+            "gtfa_claims": spec.gtfa_claims,
+            "upstream_tree": str(tree) if tree else None,
             "servers": servers,
             "enabled_tools": list(spec.enabled_tools),
             "left_out_tools": [t for t in spec.enabled_tools if t.split("_", 1)[0] not in servers],
@@ -65,7 +72,11 @@ def select_tasks(
     """The tasks of a subset (paper: the 89-task rule; all), each runnable when every server of its
     reference trajectory runs here with the run's seeded data, else skipped with each blocking server."""
     path = task_file(data_dir)
-    data = seeded_data(path.parent, seed_dir)
+    try:
+        tree: Path | None = upstream_tree(path)
+    except ForgeError:
+        tree = None  # offline without the tree: the tasks needing its seeded data are skipped, say why
+    data = seeded_data(tree, seed_dir)
     tasks = load_file(path)
     paper = {t.task_id for t in paper_subset(tasks)}
     chosen = select(
@@ -74,7 +85,7 @@ def select_tasks(
     )
     return Selection.of(
         chosen,
-        sample=lambda t: to_sample(t, data),
+        sample=lambda t: to_sample(t, data, tree),
         reason=lambda t: skip_reason(t, data),
         id_of=lambda t: t.task_id,
         hint="tasks whose reference servers all run offline (calculator, cli-mcp-server, filesystem, memory, "
@@ -114,7 +125,10 @@ def atlas_agent(harness: Harness) -> Solver:
                         for name, source in sources.items()
                         for tool in named_tools(name, await source.tools(), enabled)
                     ]
-                    return await harness.solver(tools=tools, system_prompt="")(state, generate)
+                    solver = harness.solver(
+                        tools=tools, system_prompt="", upstream_tree=state.metadata.get("upstream_tree")
+                    )
+                    return await solver(state, generate)
 
     return solve
 
@@ -126,7 +140,6 @@ def mcpatlas(
     subset: str = "paper",
     data_dir: str | None = None,
     seed_dir: str | None = None,
-    max_turns: int = AtlasLoopHarness.max_turns,
     max_tokens: int | None = None,
 ) -> Task:
     """MCP-Atlas (scaleapi/mcp-atlas v1 @ b290e67): the tasks whose MCP servers run here.
@@ -137,13 +150,11 @@ def mcpatlas(
         subset: paper (the 89-task rule) or all.
         data_dir: The task CSV/parquet, its folder, or the upstream repository root.
         seed_dir: The files of the image's /data (default: services/agent-environment/data upstream).
-        max_turns: Turns per task (upstream v1: 20).
         max_tokens: Most tokens per model reply (None = the model's default, as upstream).
     """
     selection = select_tasks(data_dir, subset, seed_dir)
-    for sample in selection.samples:
-        assert sample.metadata is not None
-        sample.metadata["max_turns"] = max_turns
+    if selection.samples:
+        upstream_tree(task_file(data_dir))  # upstream's loop and judge run from it: say so if it is missing
     return benchmark_task(
         "mcpatlas",
         selection,

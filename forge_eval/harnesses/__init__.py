@@ -23,6 +23,12 @@ from inspect_ai.tool import Tool
 from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
 from forge_eval.harnesses._atlas_loop import AtlasLoopHarness, atlas_loop
+from forge_eval.harnesses._atlas_upstream import LOOP_PACKAGE as ATLAS_LOOP_PACKAGE
+from forge_eval.harnesses._atlas_upstream import SCORES_FILE as ATLAS_SCORES_FILE
+from forge_eval.harnesses._atlas_upstream import SCRIPT_FILE as ATLAS_SCRIPT_FILE
+from forge_eval.harnesses._atlas_upstream import import_file as atlas_import_file
+from forge_eval.harnesses._atlas_upstream import litellm_shim as atlas_litellm_shim
+from forge_eval.harnesses._atlas_upstream import private_name as atlas_private_name
 from forge_eval.harnesses._claude_code import ClaudeCodeHarness
 from forge_eval.harnesses._claw_loop import ClawLoopHarness, claw_loop
 from forge_eval.harnesses._codex import CodexHarness
@@ -100,6 +106,9 @@ def facts_for(name: str | None) -> HarnessFacts:
 
 
 __all__ = [
+    "ATLAS_LOOP_PACKAGE",
+    "ATLAS_SCORES_FILE",
+    "ATLAS_SCRIPT_FILE",
     "ENTRY_POINT_GROUP",
     "HARNESSES",
     "AtlasLoopHarness",
@@ -123,7 +132,10 @@ __all__ = [
     "TaskEnvironment",
     "ToolUse",
     "UnloadableHarness",
+    "atlas_import_file",
+    "atlas_litellm_shim",
     "atlas_loop",
+    "atlas_private_name",
     "claw_loop",
     "current_settings",
     "ensure_installed",

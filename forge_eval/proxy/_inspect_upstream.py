@@ -46,12 +46,18 @@ def _tool_choice(choice: Any) -> Any:
     )
 
 
+def _arguments(call: Any) -> str:
+    """A tool call's arguments as the harness would get them from the model's API: JSON, or, where
+    Inspect could not parse them, the text the model wrote (Inspect's parse error quotes it)."""
+    if not call.parse_error:
+        return json.dumps(call.arguments)
+    quoted = call.parse_error.partition("\n\n")[2].rpartition("\n\nError details:")[0]
+    return quoted or call.parse_error
+
+
 def _response(output: ModelOutput) -> CanonicalResponse:
     message = output.message
-    calls = [
-        ToolCall(id=c.id, name=c.function, arguments=json.dumps(c.arguments))
-        for c in message.tool_calls or []
-    ]
+    calls = [ToolCall(id=c.id, name=c.function, arguments=_arguments(c)) for c in message.tool_calls or []]
     usage = output.usage
     return CanonicalResponse(
         text=message.text,

@@ -1,14 +1,13 @@
 """MCP-Atlas end to end with the real MCP servers (cli-mcp-server, calculator over stdio), a scripted
 agent and a scripted judge (Inspect's mockllm: no model can answer deterministically here).
 
-The seeded data is a small Barber Shop.csv written by the test in upstream's layout
-(services/agent-environment/data beside services/mcp_eval), not the official file.
+The tasks, upstream's loop and judge code and the seeded data all come from the pinned upstream tree
+(`--data-dir` its root; /data is `services/agent-environment/data` of the tree by default).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +21,6 @@ from forge_eval.benchmarks.mcpatlas import SERVERS, mcpatlas
 from tests.benchmarks.forgelab._oracle import USAGE
 
 TASK = "6888e207a34beb25cfedda3b"  # barber shop: cli-mcp-server + calculator
-CSV = "Customer Gender,Customer Age,Service,Barber Rating\nMale,40,Haircut,4\nFemale,25,Haircut,4.5\n"
 servers_installed = pytest.mark.skipif(
     not all(SERVERS.get(s).executable().exists() for s in ("cli-mcp-server", "calculator")),
     reason="MCP servers not installed: run scripts/setup.d/45-mcp-servers.sh",
@@ -33,16 +31,6 @@ def _scripted(outputs: list[ModelOutput]) -> list[ModelOutput]:
     for output in outputs:
         output.usage = USAGE  # mockllm would count tokens with tiktoken, which downloads a file
     return outputs
-
-
-def _upstream_copy(data: Path, root: Path) -> Path:
-    """An upstream-shaped checkout: the sample CSV plus seeded data written here."""
-    (root / "services/mcp_eval").mkdir(parents=True)
-    shutil.copy(next(data.rglob("sample_tasks.csv")), root / "services/mcp_eval")
-    seeded = root / "services/agent-environment/data"
-    seeded.mkdir(parents=True)
-    (seeded / "Barber Shop.csv").write_text(CSV)
-    return root
 
 
 def test_without_seeded_data_every_task_is_skipped_with_each_servers_reason(mcpatlas_data: Path) -> None:
@@ -61,9 +49,9 @@ def test_without_seeded_data_every_task_is_skipped_with_each_servers_reason(mcpa
 
 @servers_installed
 def test_seeded_task_runs_on_real_servers_and_is_scored_per_claim(
-    mcpatlas_data: Path, tmp_path: Path
+    upstream_trees: Path, tmp_path: Path
 ) -> None:
-    root = _upstream_copy(mcpatlas_data, tmp_path / "mcp-atlas")
+    root = upstream_trees / "scaleapi+mcp-atlas@b290e67"
     bench = BENCHMARKS.get("mcpatlas")
     assert TASK not in bench.skipped(root) and [s.id for s in bench.load(root)] == [TASK]
     agent = get_model(
@@ -96,7 +84,7 @@ def test_seeded_task_runs_on_real_servers_and_is_scored_per_claim(
         "calculator_calculate",
     ]
     assert all(m.error is None for m in results)
-    assert "Female,25,Haircut,4.5" in results[1].text  # the seeded file, read by the real server
+    assert "Male,42,1,Haircut,$15.00,4,4" in results[1].text  # the tree's seeded file, read by the server
     assert results[2].text.strip() == "4.25"  # computed by the real calculator
     offered = {t.name for e in sample.events if e.event == "model" for t in e.tools}
     assert {"cli-mcp-server_run_command", "calculator_calculate"} <= offered

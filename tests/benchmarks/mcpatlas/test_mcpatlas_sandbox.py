@@ -58,7 +58,7 @@ def _call(tool: str, **arguments: str) -> ModelOutput:
     return ModelOutput.for_tool_call("mockllm/model", tool, arguments)
 
 
-def test_servers_run_unprivileged_with_only_data_writable(tmp_path: Path) -> None:
+def test_servers_run_unprivileged_with_only_data_writable(upstream_trees: Path, tmp_path: Path) -> None:
     seeded = tmp_path / "seeded"
     seeded.mkdir()
     (seeded / "notes.txt").write_text("seeded\n")
@@ -88,12 +88,11 @@ def test_servers_run_unprivileged_with_only_data_writable(tmp_path: Path) -> Non
                 id="probe",
                 input="probe the sandbox",
                 metadata={
-                    "claims": [],
                     "servers": [SHELL, CODE],
                     "enabled_tools": [f"{SHELL}_run_command", f"{CODE}_run-code"],
                     "left_out_tools": [],
                     "seeded_data": str(seeded),
-                    "max_turns": 10,
+                    "upstream_tree": str(upstream_trees / "scaleapi+mcp-atlas@b290e67"),
                 },
             )
             task = Task(dataset=MemoryDataset([sample]), solver=atlas_agent(HARNESSES.get(DEFAULT_HARNESS)))
