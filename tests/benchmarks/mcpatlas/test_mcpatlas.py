@@ -18,6 +18,7 @@ from forge_eval.benchmarks.mcpatlas import (
     task_file,
     trajectory_servers,
 )
+from forge_eval.benchmarks.mcpatlas.__main__ import main as status_main
 
 
 def test_sample_csv_loads_all_10_tasks_and_all_pass_the_paper_rule(mcpatlas_data: Path) -> None:
@@ -84,3 +85,19 @@ def test_a_row_without_claims_is_refused() -> None:
     row = {"TASK": "t", "ENABLED_TOOLS": "[]", "PROMPT": "p", "TRAJECTORY": "[]", "GTFA_CLAIMS": "[]"}
     with pytest.raises(ForgeError, match="GTFA_CLAIMS'.*no claims"):
         parse_row(row, "f.csv row 2")
+
+
+def test_status_lists_every_server_and_the_task_census(
+    upstream_trees: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = upstream_trees / "scaleapi+mcp-atlas@b290e67"
+    assert status_main(["status", "--data-dir", str(tree)]) == 0
+    out = capsys.readouterr().out
+    assert f"seeded /data: {tree / 'services/agent-environment/data'}" in out  # the tree's, by default
+    assert "wikipedia: calls live web APIs" in out and "mcp-code-executor: its pinned npm package" in out
+    census = next(line for line in out.splitlines() if line.startswith("tasks ("))
+    assert census.endswith("of 10 run here")
+    for task in load_file(task_file(tree)):
+        assert f"  {task.task_id}: " in out
+    assert "  688ba1b3e95696e72dd93e8d: skipped: osm-mcp-server: calls live web APIs" in out
+    assert status_main(["status", "--bogus"]) == 2
