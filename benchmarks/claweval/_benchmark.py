@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
 from forge_eval.benchmarks.claweval import _protocol
 from forge_eval.benchmarks.claweval._data import select_tasks
@@ -31,6 +33,11 @@ class ClawEval(Benchmark):
     judge = JUDGE
     select_function = select_tasks
     task_function = claweval
+
+    def judge_info(self, judge_model: str) -> dict[str, Any]:
+        """No prompt hash here: the judge's prompts are upstream's code, hashed from the tree the run read
+        in the protocol record's judge-prompt element."""
+        return {k: v for k, v in super().judge_info(judge_model).items() if k != "prompt_sha256"}
 
     def protocol(self, run: RunUsed) -> ProtocolRecord:
         return _protocol.protocol(run)

@@ -38,7 +38,10 @@ def test_offline_run_with_the_embedded_model_and_smoke_judge(
     assert results["benchmark"] == "claweval" and results["harness"] == "claw-loop"
     assert results["threshold"] == 0.75 and len(results["seeds"]) == 2
     assert results["judge"]["comparable"] is False
-    assert results["judge"]["prompt_sha256"]
+    assert results["judge"]["prompt_sha256"] is None  # upstream's code: hashed in the protocol record
+    (judge_prompt,) = [e for e in results["protocol"]["elements"] if e["element"] == "judge_prompt"]
+    assert judge_prompt["official"]["path"] == "src/claw_eval/graders/llm_judge.py" and judge_prompt["same"]
+    assert results["protocol"]["comparable"] is False
     trials = pd.read_csv(out / "trials.csv")
     assert len(trials) == 2 and trials["score"].between(0, 1).all()
     assert (trials["passed"] == (trials["score"] >= 0.75)).all()
