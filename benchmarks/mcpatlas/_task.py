@@ -125,10 +125,8 @@ def atlas_agent(harness: Harness) -> Solver:
                         for name, source in sources.items()
                         for tool in named_tools(name, await source.tools(), enabled)
                     ]
-                    solver = harness.solver(
-                        tools=tools, system_prompt="", upstream_tree=state.metadata.get("upstream_tree")
-                    )
-                    return await solver(state, generate)
+                    # atlas-loop finds upstream's tree in the sample's metadata (`upstream_tree`)
+                    return await harness.solver(tools=tools, system_prompt="")(state, generate)
 
     return solve
 

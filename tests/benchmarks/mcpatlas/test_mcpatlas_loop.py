@@ -21,11 +21,13 @@ from inspect_ai.model import (
     ModelAPI,
     ModelOutput,
     ModelUsage,
+    get_model,
     modelapi,
 )
 from inspect_ai.model._call_tools import tool_parse_error_message
 from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo, tool
 
+from forge_eval.benchmarks.mcpatlas import atlas_agent
 from forge_eval.harnesses import HARNESSES
 
 BAD_ARGUMENTS = '{"expression": "2+2"'  # the closing brace is missing
@@ -106,3 +108,23 @@ def test_bad_json_tool_call_aborts_the_run_and_upstream_retries_it(
     assert done.output.completion == "The result is 4."  # upstream's answer extraction
     assert [m.role for m in done.messages] == ["user", "assistant", "tool", "assistant"]
     assert done.messages[2].text == "4"
+
+
+def test_another_harness_runs_the_task_without_upstreams_loop(upstream_trees: Path, tmp_path: Path) -> None:
+    """The benchmark's solver hands its tools to any harness; only atlas-loop reads the tree."""
+    metadata = {
+        "servers": [],
+        "enabled_tools": [],
+        "left_out_tools": [],
+        "seeded_data": None,
+        "upstream_tree": str(upstream_trees / "scaleapi+mcp-atlas@b290e67"),
+    }
+    sample = Sample(id="t2", input="Say hi.", metadata=metadata)
+    task = Task(dataset=[sample], solver=atlas_agent(HARNESSES.get("react")), message_limit=4)
+    submit = ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "hi"})
+    submit.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    agent = get_model("mockllm/model", custom_outputs=[submit])
+    [log] = inspect_eval(task, model=agent, log_dir=str(tmp_path / "logs"), display="none")
+    assert log.status == "success", log.error
+    [done] = log.samples or []
+    assert done.error is None and done.output.completion.endswith("hi")  # react's submitted answer
