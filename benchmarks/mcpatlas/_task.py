@@ -1,4 +1,6 @@
-"""The MCP-Atlas Inspect task: runnable tasks, their real MCP servers over stdio, the loop, claim scoring.
+"""The MCP-Atlas Inspect task: runnable tasks, their real MCP servers over stdio, the harness (default:
+upstream's own loop, `atlas-loop`, which reads upstream's tree from the sample's `upstream_tree`), and
+upstream's claim judge (`atlas_scorer`).
 
 Each sample gets a fresh copy of the seeded data (servers such as memory write to it) and its own
 server processes, started through Inspect's MCP client, each in the bubblewrap sandbox as the sample's
