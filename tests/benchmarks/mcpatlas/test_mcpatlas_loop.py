@@ -5,6 +5,7 @@ recording proxy; the tool is a plain Inspect tool (no MCP server needed)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -128,3 +129,57 @@ def test_another_harness_runs_the_task_without_upstreams_loop(upstream_trees: Pa
     assert log.status == "success", log.error
     [done] = log.samples or []
     assert done.error is None and done.output.completion.endswith("hi")  # react's submitted answer
+
+
+@tool(name="slow_wait")
+def slow_wait():  # type: ignore[no-untyped-def]
+    async def execute(seconds: float) -> str:
+        """Wait.
+
+        Args:
+            seconds: How long.
+        """
+        await asyncio.sleep(seconds)
+        return "waited"
+
+    return execute
+
+
+@modelapi(name="atlas-slow-agent")
+class SlowAgentAPI(ModelAPI):
+    """Calls the slow tool, then answers once it has answered."""
+
+    async def generate(
+        self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
+    ) -> ModelOutput:
+        if any(isinstance(m, ChatMessageTool) for m in input):
+            output = ModelOutput.from_content(self.model_name, "Done waiting.")
+        else:
+            output = ModelOutput.for_tool_call(self.model_name, "slow_wait", {"seconds": 6})
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
+
+
+@pytest.mark.slow
+def test_an_attempt_past_upstreams_timeout_is_given_up(
+    upstream_trees: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upstream's script reads its per-attempt timeout and attempt count from the environment (defaults
+    240 s and 3); with 2 s and 1 attempt, a tool that takes 6 s leaves the task without an answer, which
+    upstream then scores as an empty response."""
+    monkeypatch.setenv("CLIENT_TIMEOUT", "2")
+    monkeypatch.setenv("MAX_RETRY_ATTEMPTS", "1")
+    metadata = {"upstream_tree": str(upstream_trees / "scaleapi+mcp-atlas@b290e67")}
+    sample = Sample(id="t3", input="Wait 6 seconds.", metadata=metadata)
+    solver = HARNESSES.get("atlas-loop").solver(tools=[slow_wait()], system_prompt="")
+    [log] = inspect_eval(
+        Task(dataset=[sample], solver=solver),
+        model="atlas-slow-agent/agent",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    [done] = log.samples or []
+    info = next(e.data for e in done.events if e.event == "info" and e.source == "atlas-loop")
+    assert info["attempts"] == 1 and not info["answer_found"]
+    assert done.output.completion == ""
