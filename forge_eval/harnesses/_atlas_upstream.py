@@ -15,7 +15,9 @@ run time from the pinned tree. They are imported under private module names, so 
   `logging.basicConfig` / `FileHandler` (would reconfigure the root logger and write
   `completion_results/mcp_eval.log` in the working directory), `warnings.filterwarnings("ignore")`;
 - packages only upstream's file output uses (`aiofiles`, `aiocsv`, `matplotlib`, `datasets`) are empty
-  stand-ins: forge-eval keeps results in Inspect's log, not in upstream's CSVs and plots.
+  stand-ins: forge-eval keeps results in Inspect's log, not in upstream's CSVs and plots; so are `tqdm`
+  (progress bars of upstream's batch loop) and `requests` (its server census) where they are not
+  installed: the functions forge-eval calls do not use them.
 
 This is why the shims are written by hand: no library imports a module against a substitute
 `sys.modules` and gives the substitutes back afterwards.
@@ -68,7 +70,18 @@ def inert_shims() -> dict[str, ModuleType]:
     pyplot = _module("matplotlib.pyplot")
     matplotlib = _module("matplotlib", pyplot=pyplot)
     matplotlib.__path__ = []
+    absent = {
+        "tqdm": _module("tqdm", tqdm=None, asyncio=_module("tqdm.asyncio", tqdm=None)),
+        "requests": _module("requests"),
+    }
+    for name, module in list(absent.items()):
+        if importlib.util.find_spec(name) is not None:
+            del absent[name]  # installed: upstream gets the real one
+        elif name == "tqdm":
+            module.__path__ = []
+            absent["tqdm.asyncio"] = module.asyncio
     return {
+        **absent,
         "nest_asyncio": _module("nest_asyncio", apply=lambda *a, **k: None),
         "dotenv": _module("dotenv", load_dotenv=lambda *a, **k: False, find_dotenv=lambda *a, **k: ""),
         "matplotlib": matplotlib,
