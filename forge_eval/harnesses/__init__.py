@@ -30,7 +30,7 @@ from forge_eval.harnesses._atlas_upstream import import_file as atlas_import_fil
 from forge_eval.harnesses._atlas_upstream import litellm_shim as atlas_litellm_shim
 from forge_eval.harnesses._atlas_upstream import private_name as atlas_private_name
 from forge_eval.harnesses._claude_code import ClaudeCodeHarness
-from forge_eval.harnesses._claw_loop import ClawLoopHarness, claw_loop
+from forge_eval.harnesses._claw_loop import ClawLoopHarness
 from forge_eval.harnesses._codex import CodexHarness
 from forge_eval.harnesses._environment import TaskEnvironment, serve_tools
 from forge_eval.harnesses._external import ExternalHarness, Launch, ProxyEndpoint
@@ -136,7 +136,6 @@ __all__ = [
     "atlas_litellm_shim",
     "atlas_loop",
     "atlas_private_name",
-    "claw_loop",
     "current_settings",
     "ensure_installed",
     "epoch_seed_for",

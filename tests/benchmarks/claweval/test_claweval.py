@@ -9,6 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
+from inspect_ai import Task
+from inspect_ai import eval as inspect_eval
+from inspect_ai.dataset import Sample
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks import BENCHMARKS, NothingRunnableError
@@ -23,6 +26,7 @@ from forge_eval.benchmarks.claweval import (
     load_tasks,
     skip_reason,
 )
+from forge_eval.harnesses import HARNESSES
 from forge_eval.runner import RunSpec, plan_run
 
 
@@ -167,3 +171,12 @@ def test_protocol_record_names_what_differs_from_upstreams_official_command(claw
         data_dir=claweval_tree,
     ))
     assert {"judge model", "simulated-user model"} <= {e.name for e in smoke.elements if not e.matches}
+
+
+def test_claw_loop_runs_only_claweval(tmp_path: Path) -> None:
+    """claw-loop is upstream's runner inside a Claw-Eval trial: another benchmark's sample fails in it
+    with the reason, before any model call."""
+    solver = HARNESSES.get("claw-loop").solver(tools=[], system_prompt="")
+    task = Task(dataset=[Sample(input="hi")], solver=solver)
+    (log,) = inspect_eval(task, model="mockllm/model", display="none", log_dir=str(tmp_path))
+    assert log.status == "error" and "runs only the claweval benchmark" in str(log.error)
