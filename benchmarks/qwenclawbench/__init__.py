@@ -25,6 +25,7 @@ from forge_eval.benchmarks.qwenclawbench._data import (
 from forge_eval.benchmarks.qwenclawbench._judge import JUDGE, OFFICIAL_JUDGE
 from forge_eval.benchmarks.qwenclawbench._protocol import protocol
 from forge_eval.benchmarks.qwenclawbench._scorer import qwenclawbench_scorer
+from forge_eval.benchmarks.qwenclawbench._session import export_sessions
 from forge_eval.benchmarks.qwenclawbench._task import qwenclawbench, qwenclawbench_agent
 from forge_eval.benchmarks.qwenclawbench._upstream import (
     UpstreamGrade,
@@ -47,6 +48,7 @@ __all__ = [
     "UpstreamGrade",
     "WorkspaceFile",
     "data_root",
+    "export_sessions",
     "grade_run",
     "judge_endpoint",
     "load_task",

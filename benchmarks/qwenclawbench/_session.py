@@ -13,6 +13,7 @@ upstream's code; it adds, drops and reorders nothing.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -49,18 +50,35 @@ def _events(db: Path) -> dict[str, tuple[list[str], int]]:
     return sessions
 
 
-def export_sessions(state_dir: Path) -> list[Path]:
-    """Write every agent's stored sessions under `state_dir` (OpenClaw's `~/.openclaw`) as
-    `agents/<agent>/sessions/<session>.jsonl`; returns the files written (none: no store)."""
+def _own_file(path: Path, root: Path) -> bool:
+    """A regular file reached without a symlink, inside `root` (the sandbox wrote everything under it)."""
+    return path.is_file() and not path.is_symlink() and path.resolve().is_relative_to(root.resolve())
+
+
+def export_sessions(state_dir: Path, out_dir: Path) -> list[Path]:
+    """Write every agent's stored sessions under `state_dir` (the sandbox's `~/.openclaw`) into `out_dir`
+    as `agents/<agent>/sessions/<session>.jsonl`; returns the files written (none: no store).
+
+    `state_dir` is the agent's: nothing is written there, and its store is copied out (checked for
+    symlinks: the sandbox may have left one pointing at a host file) before SQLite opens it.
+    """
     written = []
     agents = state_dir / "agents"
-    for agent in sorted(agents.iterdir()) if agents.is_dir() else []:
+    if state_dir.is_symlink() or agents.is_symlink() or not agents.is_dir():
+        return written
+    for agent in sorted(agents.iterdir()):
         db = agent / AGENT_DB
-        if not db.is_file():
+        if agent.is_symlink() or not _own_file(db, state_dir):
             continue
-        sessions = agent / "sessions"
-        sessions.mkdir(exist_ok=True)
-        for session_id, (events, last_ms) in _events(db).items():
+        copy = out_dir / "store" / agent.name / db.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            part = db.with_name(db.name + suffix)
+            if _own_file(part, state_dir):
+                shutil.copyfile(part, copy.with_name(copy.name + suffix))
+        sessions = out_dir / "agents" / agent.name / "sessions"
+        sessions.mkdir(parents=True, exist_ok=True)
+        for session_id, (events, last_ms) in _events(copy).items():
             target = sessions / f"{Path(session_id).name}.jsonl"
             target.write_text("".join(f"{e}\n" for e in events), encoding="utf-8")
             # as a live JSONL file: modified when its last event was written (upstream picks the newest)

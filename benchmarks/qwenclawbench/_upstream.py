@@ -17,6 +17,7 @@ import copy
 import json
 import secrets
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -139,16 +140,35 @@ async def grade_run(
     """Upstream's transcript loading and `grade_task` on one finished run (see the module doc).
 
     `home` is the run's sandbox home (OpenClaw's state in `home/.openclaw`); `workspace` what the agent
-    left. The child runs isolated (`-I`: the agent's workspace is its working directory, and a `json.py`
-    left there must not shadow the standard library), with `HOME=home` and the judge's endpoint; no
+    left. OpenClaw's stored sessions are written out as the JSONL files upstream's loader reads
+    (`_session.py`) into a private home of ours, never into the agent's. The child runs isolated (`-I`:
+    the agent's workspace is its working directory, and a `json.py` left there must not shadow the
+    standard library), with `HOME` = that private home and the judge's endpoint; no
     `openclaw` is on its PATH, so upstream's judge fallback (an OpenClaw agent as judge) finds none, as
-    upstream's does on a machine without it, instead of running one unsandboxed here. OpenClaw's
-    stored sessions are first written out as the JSONL files upstream's loader reads (`_session.py`).
+    upstream's does on a machine without it, instead of running one unsandboxed here.
     """
-    try:
-        await asyncio.to_thread(export_sessions, home / ".openclaw")
-    except ForgeError as e:
-        return UpstreamGrade(None, error=str(e))
+    with tempfile.TemporaryDirectory(prefix="forge-qcb-grading-") as private:
+        grading_home = Path(private)
+        try:
+            await asyncio.to_thread(export_sessions, home / ".openclaw", grading_home / ".openclaw")
+        except ForgeError as e:
+            return UpstreamGrade(None, error=str(e))
+        return await _grade_child(
+            tree, task_file, grading_home, workspace, judge_url, judge_key, started_at, status, timeout_s
+        )
+
+
+async def _grade_child(
+    tree: Path,
+    task_file: Path,
+    home: Path,
+    workspace: Path,
+    judge_url: str,
+    judge_key: str,
+    started_at: float,
+    status: str,
+    timeout_s: float,
+) -> UpstreamGrade:
     job = {
         "scripts": str(tree / "scripts"),
         "task_file": str(task_file),

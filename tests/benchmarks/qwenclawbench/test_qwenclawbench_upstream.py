@@ -23,6 +23,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from forge_eval.benchmarks.qwenclawbench import (
     data_root,
+    export_sessions,
     grade_run,
     judge_endpoint,
     load_tasks,
@@ -126,7 +127,8 @@ def test_grading_matches_upstream_called_directly_and_sees_turns_before_a_compac
     async def both() -> tuple[Any, dict[str, Any]]:
         async with judge_endpoint(_judge()) as (url, key):
             ours = await grade_run(tree, task.path, home=home, workspace=work, judge_url=url, judge_key=key)
-            session = home / ".openclaw/agents/main/sessions/s1.jsonl"
+            exported = export_sessions(home / ".openclaw", tmp_path / "exported")
+            [session] = [path for path in exported if path.stem == "s1"]
             env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
             env |= {"JUDGE_BASE_URL": url, "JUDGE_API_KEY": key}
             args = [sys.executable, "-I", "-c", DIRECT, str(tree), str(task.path), str(session), str(work)]
@@ -271,3 +273,24 @@ def test_a_failed_judge_call_is_retried_by_upstreams_own_loop(tree: Path, tmp_pa
     assert judge.calls == 2  # upstream waited its backoff (5 s) and called again
     assert "retry 2/100" in graded.log and "judge provider unavailable" in graded.log
     assert graded.llm_judge["score"] == VERDICT["total"]
+
+
+def test_session_export_follows_no_symlink_the_sandbox_left_and_writes_nothing_in_its_home(
+    tmp_path: Path,
+) -> None:
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "secret.sqlite").write_bytes(b"host data")
+    state = tmp_path / "home" / ".openclaw"
+    write_store(tmp_path / "home", session_events(), compress=-1)
+    planted = state / "agents" / "other" / "agent"
+    planted.mkdir(parents=True)
+    (planted / "openclaw-agent.sqlite").symlink_to(host / "secret.sqlite")  # a host file behind a link
+    (state / "agents" / "main" / "sessions").symlink_to(host)  # where a writer following links would go
+    before = sorted(p.name for p in host.iterdir())
+    written = export_sessions(state, tmp_path / "out")
+    assert [p.relative_to(tmp_path / "out").as_posix() for p in written] == [
+        "agents/main/sessions/s1.jsonl",
+        "agents/main/sessions/z0.jsonl",
+    ]
+    assert sorted(p.name for p in host.iterdir()) == before
