@@ -111,6 +111,7 @@ def test_bad_json_tool_call_aborts_the_run_and_upstream_retries_it(
     assert done.messages[2].text == "4"
 
 
+@pytest.mark.slow
 def test_another_harness_runs_the_task_without_upstreams_loop(upstream_trees: Path, tmp_path: Path) -> None:
     """The benchmark's solver hands its tools to any harness; only atlas-loop reads the tree."""
     metadata = {

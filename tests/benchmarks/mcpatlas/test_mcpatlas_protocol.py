@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks._benchmark import RunUsed
 from forge_eval.benchmarks.mcpatlas import OFFICIAL_JUDGE
@@ -44,6 +46,7 @@ def test_upstreams_elements_match_and_the_environment_is_why_not_comparable(upst
     assert len(record.reasons) == 2
 
 
+@pytest.mark.slow
 def test_a_changed_judge_prompt_or_another_harness_is_recorded(upstream_trees: Path, tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     shutil.copytree(upstream_trees / "scaleapi+mcp-atlas@b290e67", tree)
