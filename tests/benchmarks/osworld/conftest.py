@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 DATA = Path(
-    os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[2].parent / "shared/data/benchmarks")
+    os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3].parent / "shared/data/benchmarks")
 )
 OSWORLD_DATA = DATA / "osworld_verified"
 

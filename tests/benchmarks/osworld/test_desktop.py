@@ -62,5 +62,5 @@ def _uid_of(pid: str) -> int | None:
 def test_install_pins_match_the_osworld_extra() -> None:
     from forge_eval.benchmarks.osworld.install import CHECKER_PACKAGES
 
-    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    pyproject = tomllib.loads((Path(__file__).parents[3] / "pyproject.toml").read_text())
     assert sorted(pyproject["project"]["optional-dependencies"]["osworld"]) == sorted(CHECKER_PACKAGES)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.osworld._oracles import INFEASIBLE, ORACLES
+from tests.benchmarks.osworld._oracles import INFEASIBLE, ORACLES
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from tests.osworld._oracles import ORACLES
+from tests.benchmarks.osworld._oracles import ORACLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 

@@ -28,12 +28,12 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from tests.osworld._oracles import ORACLES
+from tests.benchmarks.osworld._oracles import ORACLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 VLC_TASK = "9195653c-f4aa-453d-aa95-787f6ccfaae9"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 # Run detached from the action that starts it, once that action has returned: a server busy running the
 # action could not answer the probe meanwhile.
