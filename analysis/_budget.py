@@ -51,6 +51,7 @@ def budget_curves(
     *,
     epochs: int,
     graded: bool,
+    fractional: bool = False,
     n_resamples: int = 10_000,
     random_state: RandomState = 0,
 ) -> dict[int, dict[str, MetricSummary]]:
@@ -60,6 +61,7 @@ def budget_curves(
             at_step_budget(trials, budget),
             epochs=epochs,
             graded=graded,
+            fractional=fractional,
             n_resamples=n_resamples,
             random_state=random_state,
         )
@@ -88,6 +90,7 @@ def write_budgets(
         budgets,
         epochs=run.results.epochs,
         graded=run.graded,
+        fractional=run.fractional,
         n_resamples=n_resamples,
         random_state=random_state,
     )

@@ -120,17 +120,22 @@ def _per_seed(cells_a: pd.DataFrame, cells_b: pd.DataFrame) -> list[dict[str, An
 
 
 def _budgets(
-    a: pd.DataFrame, b: pd.DataFrame, budgets: tuple[int, ...], epochs: int, graded: bool, n: int, seed: int
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    budgets: tuple[int, ...],
+    epochs: int,
+    kind: dict[str, bool],
+    n: int,
+    seed: int,
 ) -> list[dict[str, Any]]:
     """Each run's success at every budget, and their paired difference; each run is cut once per budget."""
     rows = []
     for budget in budgets:
         cut = [at_step_budget(t, budget) for t in (a, b)]
         success = [
-            summarize_trials(t, epochs=epochs, graded=graded, n_resamples=n, random_state=seed)
-            for t in cut
+            summarize_trials(t, epochs=epochs, **kind, n_resamples=n, random_state=seed) for t in cut
         ]
-        cells = [trial_cells(t, epochs=epochs, graded=graded) for t in cut]
+        cells = [trial_cells(t, epochs=epochs, **kind) for t in cut]
         rows.append(
             {
                 "budget": budget,
@@ -157,14 +162,14 @@ def compare_pair(
             f"{baseline.results.benchmark}, {run.path} is {run.results.benchmark}"
         )
     epochs = min(baseline.results.epochs, run.results.epochs)
-    graded = baseline.graded and run.graded
+    kind = {"graded": baseline.graded and run.graded, "fractional": baseline.fractional and run.fractional}
     a = baseline.trials[baseline.trials["epoch"] <= epochs]
     b = run.trials[run.trials["epoch"] <= epochs]
-    cells_a = trial_cells(a, epochs=epochs, graded=graded)
-    cells_b = trial_cells(b, epochs=epochs, graded=graded)
+    cells_a = trial_cells(a, epochs=epochs, **kind)
+    cells_b = trial_cells(b, epochs=epochs, **kind)
     metrics = {
         name: _difference(cells_a, cells_b, name, n_resamples, random_state)
-        for name in cell_metrics(epochs, graded)
+        for name in cell_metrics(epochs, **kind)
     }
     return {
         "baseline": str(baseline.path),
@@ -175,7 +180,7 @@ def compare_pair(
         "metrics": metrics,
         "per_task": _per_task(cells_a, cells_b),
         "per_seed": _per_seed(cells_a, cells_b),
-        "step_budgets": _budgets(a, b, budgets, epochs, graded, n_resamples, random_state) if budgets else [],
+        "step_budgets": _budgets(a, b, budgets, epochs, kind, n_resamples, random_state) if budgets else [],
     }
 
 

@@ -59,14 +59,28 @@ def _pass_metric(k: int, function: Callable[..., NDArray[np.float64]]) -> Callab
     return value
 
 
-def cell_metrics(epochs: int, graded: bool) -> dict[str, CellMetric]:
-    """The metrics of a run with `epochs` trials per cell, in results.json order."""
-    metrics = {
-        "success_rate": CellMetric(
-            lambda cells: (cells["c"] / cells["n"]).to_numpy(dtype=float),
-            "pass@1: per task x seed, the share of passing epochs",
-        )
-    }
+def cell_metrics(epochs: int, graded: bool, fractional: bool = False) -> dict[str, CellMetric]:
+    """The metrics of a run with `epochs` trials per cell, in results.json order.
+
+    With `fractional` (a benchmark whose own success rate is the mean of its possibly fractional task
+    results, e.g. OSWorld), `success_rate` is that mean and the all-or-nothing rate is
+    `full_success_rate`.
+    """
+    passes = CellMetric(
+        lambda cells: (cells["c"] / cells["n"]).to_numpy(dtype=float),
+        "pass@1: per task x seed, the share of passing epochs",
+    )
+    if fractional:
+        metrics = {
+            "success_rate": CellMetric(
+                lambda cells: (cells["score_sum"] / cells["n"]).to_numpy(dtype=float),
+                "the benchmark's success rate: per task x seed, the mean of the (possibly fractional) "
+                "scores over epochs",
+            ),
+            "full_success_rate": passes,
+        }
+    else:
+        metrics = {"success_rate": passes}
     for k in range(2, epochs + 1):
         metrics[f"pass@{k}"] = CellMetric(
             _pass_metric(k, pass_at_k), f"unbiased pass@{k} = 1 - C(n-c,{k})/C(n,{k}) per task x seed"
@@ -116,7 +130,7 @@ def _check_trials(trials: pd.DataFrame, epochs: int) -> None:
         )
 
 
-def trial_cells(trials: pd.DataFrame, *, epochs: int, graded: bool) -> pd.DataFrame:
+def trial_cells(trials: pd.DataFrame, *, epochs: int, graded: bool, fractional: bool = False) -> pd.DataFrame:
     """Reduce a trials table to one row per (task_id, seed) with every metric's cell value.
 
     Returns:
@@ -133,7 +147,7 @@ def trial_cells(trials: pd.DataFrame, *, epochs: int, graded: bool) -> pd.DataFr
     sums = grouped[["c", "s"]].sum()
     cells = sums.assign(n=grouped.size()).rename(columns={"s": "score_sum"})
     cells = cells[["n", "c", "score_sum"]].reset_index()
-    for name, metric in cell_metrics(epochs, graded).items():
+    for name, metric in cell_metrics(epochs, graded, fractional).items():
         cells[name] = metric.value(cells)
     return cells
 
@@ -198,6 +212,7 @@ def summarize_trials(
     *,
     epochs: int,
     graded: bool,
+    fractional: bool = False,
     n_resamples: int = 10_000,
     method: str = "bca",
     within_task: str = DEFAULT_WITHIN_TASK,
@@ -215,6 +230,7 @@ def summarize_trials(
             score (NaN = errored) and passed.
         epochs: Trials per task per seed in the run (the largest k).
         graded: Whether scores are graded (adds `mean_score`).
+        fractional: `success_rate` is the mean score, the all-or-nothing rate `full_success_rate`.
         n_resamples: Bootstrap resamples.
         method: "bca" or "percentile".
         within_task: "resample" (two-level bootstrap) or "keep" (tasks only); see
@@ -222,8 +238,8 @@ def summarize_trials(
         confidence_level: Two-sided coverage of the intervals.
         random_state: Bootstrap seed; the same seed reproduces the same intervals.
     """
-    cells = trial_cells(trials, epochs=epochs, graded=graded)
-    metrics = cell_metrics(epochs, graded)
+    cells = trial_cells(trials, epochs=epochs, graded=graded, fractional=fractional)
+    metrics = cell_metrics(epochs, graded, fractional)
     # Metrics defined on the same cells are bootstrapped together; a metric that is undefined
     # on some cells (pass@k of a cell with fewer than k trials) gets its own grid.
     groups: dict[bytes, list[str]] = {}

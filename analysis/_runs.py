@@ -27,6 +27,11 @@ class RunTrials:
     def graded(self) -> bool:
         return "mean_score" in self.results.metrics
 
+    @property
+    def fractional(self) -> bool:
+        """Whether `success_rate` is the mean score (the all-or-nothing rate is `full_success_rate`)."""
+        return "full_success_rate" in self.results.metrics
+
     def describe(self) -> dict[str, Any]:
         r = self.results
         return {

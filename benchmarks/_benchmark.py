@@ -93,6 +93,8 @@ class OfficialSettings:
         message_limit: Messages per trial before the agent is stopped.
         time_limit: Seconds per trial before the agent is stopped.
         graded: Whether scores are graded in [0, 1] (then "mean score" is reported too).
+        fractional_success: The benchmark's own success rate is the mean of its (possibly fractional)
+            task results: `success_rate` is that mean, the all-or-nothing rate `full_success_rate`.
         judge_role: Inspect model role of an LLM judge, if the protocol uses one.
         judge_model: The official judge as an Inspect model string (the default of `--judge`).
         paper_scores: Scores the paper reports for this benchmark, metric name (as in results.json,
@@ -105,6 +107,7 @@ class OfficialSettings:
     message_limit: int | None = None
     time_limit: int | None = None
     graded: bool = False
+    fractional_success: bool = False
     judge_role: str | None = None
     judge_model: str | None = None
     paper_scores: Mapping[str, float] = field(default_factory=dict)

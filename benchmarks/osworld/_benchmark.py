@@ -27,8 +27,9 @@ class OSWorld(Benchmark):
     name = "osworld"
     description = "OSWorld-Verified: 369 Ubuntu desktop tasks scored by OSWorld's own execution checkers"
     default_harness = "computer"
-    # One trial, execution-based scores in [0, 1] (a few metrics are graded), no judge.
-    official = OfficialSettings(trials=1, pass_threshold=1.0, graded=True)
+    # One trial, execution-based scores in [0, 1] (a few metrics are graded), no judge; OSWorld's success
+    # rate is the mean of the task results, fractional ones included.
+    official = OfficialSettings(trials=1, pass_threshold=1.0, graded=True, fractional_success=True)
     accepts_data_dir = True
     protocol_pending = (
         "protocol record not yet filled: the agent prompt and sampling are ours, and the checkers come "

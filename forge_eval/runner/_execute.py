@@ -345,7 +345,9 @@ def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
             f"the run produced no scored samples in {spec.log_dir}",
             hint="check the logs with `inspect view --log-dir " + str(spec.log_dir.resolve()) + "`",
         )
-    metrics = summarize_trials(table, epochs=spec.epochs, graded=official.graded)
+    metrics = summarize_trials(
+        table, epochs=spec.epochs, graded=official.graded, fractional=official.fractional_success
+    )
     n_run = int(table["task_id"].nunique())
     protocol = _protocol(plan, _run_used(plan, logs, table))
     results = RunResults.model_validate(
