@@ -40,7 +40,8 @@ def _load() -> str:
 
 
 def _minutes(seconds: float) -> str:
-    return f"{int(seconds // 60)} min {round(seconds % 60):02d} s"
+    whole = round(seconds)  # rounded once: 779.6 s is 13 min 00 s, not 12 min 60 s
+    return f"{whole // 60} min {whole % 60:02d} s"
 
 
 def main() -> None:
