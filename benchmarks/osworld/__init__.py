@@ -2,7 +2,8 @@
 
 Providers (`local` Xvfb desktop, `podman`/`docker` container, OSWorld's own `vm`) sit behind one
 interface; a small server inside the desktop stands in for OSWorld's in-VM server, so OSWorld's own
-setup code, getters and metrics (PyPI `desktop-env`, pinned) run unchanged. The local desktop runs whole
+setup code, getters, metrics and baseline agent run unchanged, read at run time from the pinned OSWorld
+tree that also holds the task data. The local desktop runs whole
 in a bubblewrap sandbox as a throw-away uid: the agent's actions cannot reach the host. Tasks a provider
 cannot run are listed as skipped with their reason.
 """

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
 from forge_eval.benchmarks._selection import Selection
 from forge_eval.benchmarks.osworld._data import data_root
+from forge_eval.benchmarks.osworld._evaluators import INSTALL_HINT
+from forge_eval.benchmarks.osworld._protocol import protocol
 from forge_eval.benchmarks.osworld._providers import make_provider
 from forge_eval.benchmarks.osworld._task import osworld, runnable, to_sample
+from forge_eval.benchmarks.osworld.install import missing_checker_packages
+from forge_eval.rundir import ProtocolRecord
 
 
 def select_tasks(
@@ -31,10 +35,6 @@ class OSWorld(Benchmark):
     # rate is the mean of the task results, fractional ones included.
     official = OfficialSettings(trials=1, pass_threshold=1.0, graded=True, fractional_success=True)
     accepts_data_dir = True
-    protocol_pending = (
-        "protocol record not yet filled: the agent prompt and sampling are ours, and the checkers come "
-        "from desktop-env 1.0.2, older than the task data"
-    )
     #: --quick: fast-starting local tasks (VLC settings, one infeasible) for a pipeline check.
     quick_subset = (
         "9195653c-f4aa-453d-aa95-787f6ccfaae9",
@@ -44,12 +44,11 @@ class OSWorld(Benchmark):
     select_function = select_tasks
     task_function = osworld
 
-    def requirements(self) -> list[str]:
-        from forge_eval.benchmarks.osworld._evaluators import INSTALL_HINT, desktop_env
+    def protocol(self, run: RunUsed) -> ProtocolRecord:
+        return protocol(run)
 
+    def requirements(self) -> list[str]:
         missing = []
-        try:
-            desktop_env()
-        except Exception as exc:  # a ForgeError with the install hint, or an import failure
-            missing.append(f"OSWorld's checkers: {exc} ({INSTALL_HINT})")
+        if packages := missing_checker_packages():
+            missing.append(f"the packages OSWorld's checkers import: {', '.join(packages)} ({INSTALL_HINT})")
         return missing + make_provider("local").requirements()

@@ -1,7 +1,8 @@
 """OSWorld-Verified task data: the 369 Ubuntu task JSONs and the task files their setups download.
 
-Task JSONs come from `--data-dir` (a copy of the OSWorld repository, or of its `evaluation_examples`
-parent), else the user cache, else the upstream archive (`forge_eval.benchmarks._acquire`). Task files
+Task JSONs come from the pinned OSWorld tree: `--data-dir` (a checkout of the OSWorld repository), else
+the user cache, else the pinned archive (`forge_eval.benchmarks._acquire`). The same tree gives the
+evaluators (`_evaluators`) and the agent's prompts (`_agent`). Task files
 (documents, images, gold files on Hugging Face) are cached once under `<cache>/osworld-files/` with
 OSWorld's own names (`<uuid5(url)>_<file name>`), so a cache filled by OSWorld's runner can be reused.
 """
@@ -21,12 +22,14 @@ import httpx
 from forge_eval._errors import UnknownNameError, UsageError
 from forge_eval.benchmarks._acquire import DataSource, cache_root, locate_data
 
-# The Verified task set (2025-07-28 and later); the exact upstream commit of the copy the tests read is
-# unknown, hence the branch. Pass --data-dir for a pinned copy.
+# One OSWorld tree gives the task JSONs, the evaluators (`desktop_env/`) and the agent's prompts
+# (`mm_agents/`). Pinned to the public snapshot of xlang-ai/OSWorld whose `evaluation_examples/` are the
+# Verified task data (ljxpython/OSWorldUse's first commit, a copy of upstream after Verified); which
+# xlang-ai/OSWorld commit it copies is not recorded upstream. Pass --data-dir for another copy.
 SOURCE = DataSource(
     benchmark="osworld",
-    repo="xlang-ai/OSWorld",
-    revision="main",
+    repo="ljxpython/OSWorldUse",
+    revision="f6cee71",
     marker="evaluation_examples/test_all.json",
     subdirs=("OSWorld_snapshot_ljxpython-b5007a9", "osworld_verified/OSWorld_snapshot_ljxpython-b5007a9"),
 )
@@ -91,7 +94,7 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def data_root(data_dir: Path | str | None = None) -> Path:
-    """The folder that holds `evaluation_examples/`."""
+    """The OSWorld tree: the folder that holds `evaluation_examples/` (and `desktop_env/`, `mm_agents/`)."""
     return locate_data(SOURCE, data_dir)
 
 

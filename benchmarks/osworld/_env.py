@@ -1,6 +1,6 @@
 """One OSWorld episode on a desktop reached through a controller URL, driven by OSWorld's own code.
 
-`DesktopEnv` (from the pinned `desktop-env`) holds the upstream rules that matter for comparability:
+`DesktopEnv` (from the pinned OSWorld tree) holds the upstream rules that matter for comparability:
 how an action is executed in each action space, that WAIT/DONE/FAIL are special, that `postconfig` runs
 before scoring, that an infeasible task scores 1 iff the last action is FAIL and any other task scores
 0 after FAIL, and how several metrics combine. `make_env` builds a DesktopEnv *without* its VM-provider
@@ -27,6 +27,7 @@ RETRY_INTERVAL = 0.2
 def make_env(
     task: dict[str, Any],
     *,
+    tree: Path,
     host: str,
     port: int,
     vlc_port: int = 8080,
@@ -41,12 +42,13 @@ def make_env(
 
     Args:
         task: The task JSON.
+        tree: The OSWorld tree whose `desktop_env` runs the episode (the task's own tree).
         vlc_port: Where VLC's HTTP interface is reached (OSWorld's `vlc_port`).
         files_dir: Where setup downloads are cached (OSWorld's `<uuid5(url)>_<name>` layout).
         cache_dir: This task's scratch folder for the checkers (fetched files, expected files).
         pause: Seconds to wait after each action before observing (OSWorld: `sleep_after_execution`).
     """
-    api = desktop_env()
+    api = desktop_env(tree)
 
     class HostDesktopEnv(api.DesktopEnv):  # type: ignore[misc, name-defined]
         def __init__(self) -> None:  # upstream's constructor starts a VM provider: none here

@@ -1,10 +1,16 @@
-"""OSWorld's own checkers (getters + metrics) and client code, from the pinned `desktop-env` wheel.
+"""OSWorld's own checkers (getters + metrics), controllers and `DesktopEnv`, from the pinned OSWorld tree.
 
-`desktop-env` declares ~70 dependencies (torch, cloud SDKs, ...) that its checkers do not need, so it is
-installed with `--no-deps` plus the packages the checkers import (`forge_eval.benchmarks.osworld.install`).
-A few heavy or online-only imports (OCR, audio fingerprinting, Google Drive, a PDF library) are optional:
-when absent they are replaced by placeholders that fail when *used*, and the tasks whose metrics use them
-are listed as skipped with the package to install.
+The task data, the evaluators and the in-desktop server come from one tree at one commit: the folder that
+holds `evaluation_examples/` also holds `desktop_env/`, and that package is imported from there at run
+time (under its own name, so its absolute imports resolve inside the tree). PyPI's `desktop-env` 1.0.2 is
+older than the Verified task data (ten modules differ, some metrics and options are missing), so it is
+never used, even where it is installed.
+
+The tree's requirements list ~70 packages (torch, cloud SDKs, ...) that its checkers do not import; the
+ones they do import are the `osworld` extra (`forge_eval.benchmarks.osworld.install`). A few heavy or
+online-only imports (OCR, audio fingerprinting, Google Drive, a PDF library) are optional: when absent
+they are replaced by placeholders that fail when *used*, and the tasks whose metrics use them are listed
+as skipped with the package to install.
 """
 
 from __future__ import annotations
@@ -25,14 +31,27 @@ from typing import Any
 
 from forge_eval._errors import ForgeError
 
-DESKTOP_ENV_VERSION = "1.0.2"
-#: Modules OSWorld's checkers import at module level that may be left out, and the pip package of each.
+#: The package the tree holds, and a file that proves a folder is an OSWorld tree with its code.
+PACKAGE = "desktop_env"
+TREE_MARKER = "desktop_env/desktop_env.py"
+#: Modules the tree's checkers and baseline agent import at module level that may be left out (name ->
+#: pip package): OCR, audio fingerprinting, Google Drive and a PDF library for a few metrics; the LLM
+#: SDKs of the agent's own model calls, which forge-eval replaces with the run's Inspect model.
 OPTIONAL_MODULES = {
     "easyocr": "easyocr",
     "pydrive": "pydrive",
+    "pydrive.auth": "pydrive",
+    "pydrive.drive": "pydrive",
     "borb": "borb",
+    "borb.pdf": "borb",
     "librosa": "librosa",
     "acoustid": "pyacoustid",
+    "dashscope": "dashscope",
+    "google": "google-api-core",
+    "google.generativeai": "google-generativeai",
+    "google.api_core": "google-api-core",
+    "google.api_core.exceptions": "google-api-core",
+    "groq": "groq",
 }
 INSTALL_HINT = "python -m forge_eval.benchmarks.osworld.install  (or: pip install 'forge-eval[osworld]')"
 
@@ -40,39 +59,46 @@ INSTALL_HINT = "python -m forge_eval.benchmarks.osworld.install  (or: pip instal
 class _Absent:
     """Stands in for a name from an optional module that is not installed; fails when used."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, package: str) -> None:
         self._name = name
+        self._package = package
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        root = self._name.split(".")[0]
         raise ForgeError(
-            f"OSWorld's checker needs '{self._name}', "
-            f"but the package {OPTIONAL_MODULES[root]} is not installed",
-            hint=f"pip install {OPTIONAL_MODULES[root]}",
+            f"OSWorld's code needs '{self._name}', but the package {self._package} is not installed",
+            hint=f"pip install {self._package}",
         )
 
     def __getattr__(self, attr: str) -> _Absent:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return _Absent(f"{self._name}.{attr}")
+        return _Absent(f"{self._name}.{attr}", self._package)
 
 
 def _absent_module(name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     module.__path__ = []
+
     def absent(attr: str) -> _Absent:
         if attr.startswith("__"):  # module introspection (__file__, __spec__, ...) must see a plain module
             raise AttributeError(attr)
-        return _Absent(f"{name}.{attr}")
+        return _Absent(f"{name}.{attr}", OPTIONAL_MODULES[name])
 
     module.__getattr__ = absent  # type: ignore[method-assign]
     return module
 
 
+def _installed(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:  # its parent package is missing
+        return False
+
+
 @cache
 def absent_modules() -> frozenset[str]:
     """The optional modules that are not installed here."""
-    return frozenset(m for m in OPTIONAL_MODULES if importlib.util.find_spec(m) is None)
+    return frozenset(m for m in OPTIONAL_MODULES if not _installed(m))
 
 
 @contextlib.contextmanager
@@ -83,11 +109,10 @@ def _placeholders() -> Iterator[None]:
     `__spec__`, and libraries that probe optional packages (transformers, under veRL) fail on it.
     """
     installed = []
-    for root in absent_modules():
-        for sub in ("", ".auth", ".drive", ".pdf"):
-            if root + sub not in sys.modules:
-                sys.modules[root + sub] = _absent_module(root + sub)
-                installed.append(root + sub)
+    for name in sorted(absent_modules()):
+        if name not in sys.modules:
+            sys.modules[name] = _absent_module(name)
+            installed.append(name)
     try:
         yield
     finally:
@@ -107,31 +132,76 @@ def _no_proxy_pool() -> None:
         os.environ["PROXY_CONFIG_FILE"] = str(empty)
 
 
-@cache
-def desktop_env() -> types.SimpleNamespace:
-    """`desktop_env`'s getters, metrics, controllers and DesktopEnv class; a clear error when missing."""
-    if importlib.util.find_spec("desktop_env") is None:
+def tree_code(tree: Path) -> Path:
+    """The `desktop_env` package of an OSWorld tree; a clear error when the folder holds task data only."""
+    if not (tree / TREE_MARKER).is_file():
         raise ForgeError(
-            f"OSWorld's checkers (the PyPI package desktop-env=={DESKTOP_ENV_VERSION}) are not installed",
-            hint=INSTALL_HINT,
+            f"{tree} holds OSWorld's task data but not its code ({TREE_MARKER} is missing): the evaluators "
+            "must come from the same tree as the tasks",
+            hint="point --data-dir at a whole OSWorld tree (a checkout of the pinned commit), or drop "
+            "--data-dir to download it",
         )
+    return tree / PACKAGE
+
+
+def import_tree_package(package: Path) -> None:
+    """Import the package at `package` (e.g. `<tree>/desktop_env`) under its own name, so that its
+    absolute imports resolve inside the tree; another copy already imported (PyPI's `desktop-env`,
+    another tree's) is dropped first."""
+    name = package.name
+    loaded = sys.modules.get(name)
+    origin = getattr(loaded, "__file__", None) if loaded is not None else None
+    if origin and Path(origin).resolve().parent == package.resolve():
+        return
+    for module_name in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+        del sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(
+        name, package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+
+
+@contextlib.contextmanager
+def tree_imports() -> Iterator[None]:
+    """The context the tree's modules import in: placeholders for absent optional modules, OSWorld's
+    own deprecation notices (PyMuPDF, PyPDF2) silenced."""
+    with _placeholders(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        yield
+
+
+@cache
+def desktop_env(tree: Path) -> types.SimpleNamespace:
+    """The tree's getters, metrics, controllers and DesktopEnv class; a clear error when they cannot load.
+
+    Args:
+        tree: The OSWorld tree (the folder holding `evaluation_examples/` and `desktop_env/`).
+    """
+    package = tree_code(tree)
     _no_proxy_pool()
     try:
-        # deprecation notices of PyMuPDF/PyPDF2 are aimed at OSWorld's code
-        with _placeholders(), warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            getters = importlib.import_module("desktop_env.evaluators.getters")
-            metrics = importlib.import_module("desktop_env.evaluators.metrics")
-            python = importlib.import_module("desktop_env.controllers.python")
-            setup = importlib.import_module("desktop_env.controllers.setup")
-            core = importlib.import_module("desktop_env.desktop_env")
+        with tree_imports():
+            import_tree_package(package)
+            getters = importlib.import_module(f"{PACKAGE}.evaluators.getters")
+            metrics = importlib.import_module(f"{PACKAGE}.evaluators.metrics")
+            python = importlib.import_module(f"{PACKAGE}.controllers.python")
+            setup = importlib.import_module(f"{PACKAGE}.controllers.setup")
+            core = importlib.import_module(f"{PACKAGE}.desktop_env")
     except ImportError as exc:
         raise ForgeError(
-            f"OSWorld's checkers cannot be imported: {exc}",
+            f"OSWorld's checkers in {package} cannot be imported: {exc}",
             hint=f"install their dependencies: {INSTALL_HINT}",
         ) from exc
     return types.SimpleNamespace(
+        tree=tree,
         getters=getters,
         metrics=metrics,
         PythonController=python.PythonController,
@@ -141,9 +211,9 @@ def desktop_env() -> types.SimpleNamespace:
 
 
 @cache
-def metric_needs(name: str) -> str | None:
-    """The missing optional package a metric or getter `name` uses, read from its source; None if none."""
-    api = desktop_env()
+def metric_needs(tree: Path, name: str) -> str | None:
+    """The missing optional package a metric or getter `name` of `tree` uses (read from its source)."""
+    api = desktop_env(tree)
     func = getattr(api.metrics, name, None) or getattr(api.getters, name, None)
     if func is None:
         return None

@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -23,8 +24,11 @@ from typing import Any, ClassVar
 from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
 from forge_eval.benchmarks.osworld._client import DesktopClient
+from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._desktop import SERVER_PORT, VLC_PORT, LocalDesktop, missing_programs
+from forge_eval.benchmarks.osworld._evaluators import desktop_env
 from forge_eval.benchmarks.osworld._home import provision
+from forge_eval.benchmarks.osworld.install import desktop_site, missing_desktop_packages
 
 DOCKER_DIR = Path(__file__).with_name("docker")
 IMAGE = "localhost/forge-eval-osworld-desktop:1"
@@ -65,8 +69,6 @@ class LocalProvider(Provider):
     description = "Xvfb desktop on this host, all of it in a bubblewrap sandbox run by a throw-away uid"
 
     def requirements(self) -> list[str]:
-        from forge_eval.benchmarks.osworld.install import desktop_site, missing_desktop_packages
-
         missing = [f"program {m}" for m in missing_programs()]
         if packages := missing_desktop_packages(desktop_site()):
             missing.append(
@@ -78,8 +80,6 @@ class LocalProvider(Provider):
         return missing
 
     def start(self, apps: set[str]) -> Session:
-        from forge_eval.benchmarks.osworld.install import desktop_site
-
         desktop = LocalDesktop(site_dir=desktop_site()).start()
         assert desktop.client is not None
         try:
@@ -191,8 +191,9 @@ class VMProvider(Provider):
     name = "vm"
     description = "OSWorld's own Ubuntu VM via desktop_env (needs KVM + docker; leaderboard-comparable)"
 
-    def __init__(self, vm_provider: str = "docker") -> None:
+    def __init__(self, vm_provider: str = "docker", tree: Path | None = None) -> None:
         self.vm_provider = vm_provider
+        self.tree = tree
 
     def requirements(self) -> list[str]:
         missing = []
@@ -207,21 +208,22 @@ class VMProvider(Provider):
         if missing:
             raise ForgeError(
                 f"OSWorld's own VM provider cannot run here: {'; '.join(missing)}",
-                hint="on a machine with KVM: pip install desktop-env (with its dependencies); else use "
+                hint="on a machine with KVM: install the OSWorld tree's requirements.txt; else use "
                 "--provider local or podman (results are then 'OSWorld on Debian', not leaderboard numbers)",
             )
-        from forge_eval.benchmarks.osworld._evaluators import desktop_env
-
-        env = desktop_env().DesktopEnv(provider_name=self.vm_provider, os_type="Ubuntu")
+        api = desktop_env(self.tree or data_root())
+        env = api.DesktopEnv(provider_name=self.vm_provider, os_type="Ubuntu")
         return Session(env.vm_ip, env.server_port, _stop=[env.close])
 
 
-PROVIDERS: Registry[Any] = Registry("OSWorld provider")
-PROVIDERS.register("local", LocalProvider)
-PROVIDERS.register("podman", lambda: ContainerProvider("podman"))
-PROVIDERS.register("docker", lambda: ContainerProvider("docker"))
-PROVIDERS.register("vm", VMProvider)
+#: Provider factories, given the OSWorld tree of the run (only OSWorld's own VM provider runs its code).
+PROVIDERS: Registry[Callable[[Path | None], Provider]] = Registry("OSWorld provider")
+PROVIDERS.register("local", lambda tree: LocalProvider())
+PROVIDERS.register("podman", lambda tree: ContainerProvider("podman"))
+PROVIDERS.register("docker", lambda tree: ContainerProvider("docker"))
+PROVIDERS.register("vm", lambda tree: VMProvider(tree=tree))
 
 
-def make_provider(name: str) -> Provider:
-    return PROVIDERS.get(name)()
+def make_provider(name: str, tree: Path | None = None) -> Provider:
+    """The provider `name`; OSWorld's own VM provider runs the DesktopEnv of `tree`."""
+    return PROVIDERS.get(name)(tree)

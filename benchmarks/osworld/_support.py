@@ -10,10 +10,12 @@ import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from forge_eval._registry import Registry
 from forge_eval.benchmarks.osworld._data import OSWorldTask, _as_list, missing_files, online
+from forge_eval.benchmarks.osworld._evaluators import desktop_env, metric_needs
 
 #: App names in `related_apps` -> the program the local desktop needs for them.
 APP_PROGRAMS = {
@@ -59,10 +61,12 @@ _SUDO = re.compile(r"\bsudo\b|\{CLIENT_PASSWORD\}")
 
 @dataclass(frozen=True)
 class SupportContext:
-    """What the rules may consult: the provider and whether task files can still be downloaded."""
+    """What the rules may consult: the provider, whether task files can still be downloaded, and the
+    OSWorld tree whose checkers score the tasks."""
 
     provider: str
     may_download: bool
+    tree: Path
 
 
 Rule = Callable[[OSWorldTask, SupportContext], str | None]
@@ -201,17 +205,15 @@ def _getter_support(task: OSWorldTask, ctx: SupportContext) -> str | None:
 
 
 def _checker_installed(task: OSWorldTask, ctx: SupportContext) -> str | None:
-    from forge_eval.benchmarks.osworld._evaluators import desktop_env, metric_needs
-
-    api = desktop_env()
+    api = desktop_env(ctx.tree)
     for func in _as_list(task.evaluator.get("func")):
         if not hasattr(api.metrics, func):
-            return f"metric {func} is not in the installed desktop-env"
-        if package := metric_needs(func):
+            return f"metric {func} is not in the OSWorld tree's desktop_env"
+        if package := metric_needs(ctx.tree, func):
             return f"metric {func} needs the package {package} (pip install {package})"
     for getter in _getters(task):
         if not hasattr(api.getters, f"get_{getter}"):
-            return f"getter {getter} is not in the installed desktop-env"
+            return f"getter {getter} is not in the OSWorld tree's desktop_env"
     return None
 
 
@@ -264,5 +266,5 @@ def skip_reason(task: OSWorldTask, ctx: SupportContext) -> str | None:
     return None
 
 
-def support_context(provider: str) -> SupportContext:
-    return SupportContext(provider=provider, may_download=online())
+def support_context(provider: str, tree: Path) -> SupportContext:
+    return SupportContext(provider=provider, may_download=online(), tree=tree)

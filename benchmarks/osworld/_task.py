@@ -1,9 +1,11 @@
 """The OSWorld-Verified Inspect task: one desktop per sample, OSWorld's setup, the agent loop, its checker.
 
 Per sample: the provider starts a fresh desktop (apps at their first-run-done state), OSWorld's own
-SetupController runs the task's `config` steps through the controller, the harness drives the desktop,
-and OSWorld's `DesktopEnv.evaluate` (postconfig, getters, metric; infeasible = last action FAIL) gives
-the score. The desktop is stopped in the task's cleanup, whatever happened.
+SetupController runs the task's `config` steps through the controller, upstream's runner waits for the
+desktop (`lib_run_single.py`: 60 s), the harness drives the desktop with OSWorld's baseline agent, the
+runner waits for the desktop to settle (20 s) and OSWorld's `DesktopEnv.evaluate` (postconfig, getters,
+metric; infeasible = last action FAIL) gives the score. The desktop is stopped whatever happened. All of
+OSWorld's code (setup, agent, checkers) comes from the tree the task data comes from.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
 
 from forge_eval._errors import UsageError
+from forge_eval.benchmarks.osworld._agent import UpstreamPolicy, run_defaults
 from forge_eval.benchmarks.osworld._data import OSWorldTask, data_root, files_dir, load_tasks, task_cache_dir
 from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
 from forge_eval.benchmarks.osworld._home import PROVISIONERS
@@ -31,11 +34,12 @@ from forge_eval.harnesses import HARNESSES
 from forge_eval.harnesses.computer import Observation, bind_computer, observation_for
 
 DEFAULT_MAX_STEPS = 15
-#: Seconds after each action before the next observation (OSWorld's runners: 1-5 s).
-DEFAULT_PAUSE = 2.0
-#: Most tokens per reply: an action is short, and a 0.5B CPU model can otherwise write for minutes
-#: (measured: one 1500-token reply took > 5 min on the loaded 2-core box). Raise it for reasoning models.
-DEFAULT_MAX_TOKENS = 512
+#: Seconds upstream's runner waits after the task's setup before the first observation, and after the
+#: agent's last action before `evaluate()` (`lib_run_single.run_single_example`).
+READY_WAIT = 60.0
+SETTLE_WAIT = 20.0
+#: The agent's prompting: OSWorld's baseline agent from the tree, or forge-eval's own (not comparable).
+PROMPTS = ("upstream", "forge")
 
 
 @dataclass
@@ -62,8 +66,10 @@ class Episode:
             tree = await anyio.to_thread.run_sync(controller.get_accessibility_tree)
         return Observation(screenshot=screenshot, a11y_tree=tree)
 
-    async def act(self, action: Any) -> None:
-        await anyio.to_thread.run_sync(self.env.step, action)
+    async def act(self, action: Any) -> bool:
+        """Upstream's `DesktopEnv.step`; whether it ended the episode (DONE or FAIL, word or JSON)."""
+        _, _, done, _ = await anyio.to_thread.run_sync(self.env.step, action)
+        return bool(done)
 
 
 #: One desktop at a time per process: a desktop and its apps take most of a small machine's CPU.
@@ -78,13 +84,21 @@ def apps_of(task: OSWorldTask) -> set[str]:
 
 
 def start_episode(
-    task: OSWorldTask, provider: Provider, *, action_space: str, observation_type: str, pause: float
+    task: OSWorldTask,
+    provider: Provider,
+    *,
+    tree: Path,
+    action_space: str,
+    observation_type: str,
+    pause: float,
 ) -> Episode:
-    """Start a desktop, run the task's setup steps on it, and wrap it as an Episode (blocking)."""
+    """Start a desktop, run the task's setup steps on it with `tree`'s code, wrap it as an Episode
+    (blocking)."""
     session = provider.start(apps_of(task))
     try:
         env = make_env(
             task.raw,
+            tree=tree,
             host=session.host,
             port=session.port,
             vlc_port=session.vlc_port,
@@ -122,38 +136,55 @@ def to_sample(task: OSWorldTask) -> Sample:
 
 @solver
 def osworld_episode(
-    agent: Solver,
+    tree: str,
+    harness: str = "computer",
+    max_steps: int = DEFAULT_MAX_STEPS,
     provider: str = "local",
     action_space: str = "pyautogui",
     observation: str = "auto",
-    pause: float = DEFAULT_PAUSE,
+    pause: float = 0.0,
+    prompt: str = "upstream",
+    sampling: dict[str, Any] | None = None,
+    ready_wait: float = READY_WAIT,
+    settle_wait: float = SETTLE_WAIT,
 ) -> Solver:
-    """Start the sample's desktop, run `agent` on it, score it with OSWorld's checker, stop the desktop.
+    """Start the sample's desktop, run the agent on it, score it with OSWorld's checker, stop the desktop.
 
     One solver rather than setup/solver/cleanup, so that the desktop (its processes, display and
     temporary user) is stopped whatever happens, and a run stopped by a message or time limit is still
     scored on the desktop it left.
     """
+    root = Path(tree)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        chosen = make_provider(provider)
+        chosen = make_provider(provider, root)
         observation_type = observation_for(str(get_model()), observation)
+        policy = None
+        if prompt == "upstream":
+            policy = UpstreamPolicy(root, observation_type, action_space, sampling or {})
+        agent = HARNESSES.get(harness).solver(tools=[], system_prompt="", max_steps=max_steps, policy=policy)
         task_ = OSWorldTask(state.metadata["domain"], state.metadata["task"])
-        state.metadata.update(observation=observation_type, provider=provider)
+        state.metadata.update(observation=observation_type, provider=provider, prompt=prompt)
         async with _DESKTOP_LOCK:
             episode = await anyio.to_thread.run_sync(
                 lambda: start_episode(
-                    task_, chosen, action_space=action_space, observation_type=observation_type, pause=pause
+                    task_,
+                    chosen,
+                    tree=root,
+                    action_space=action_space,
+                    observation_type=observation_type,
+                    pause=pause,
                 )
             )
             try:
                 bind_computer(episode)
+                await anyio.sleep(ready_wait)
                 try:
                     state = await agent(state, generate)
                 except LimitExceededError:
-                    await _score(state, episode)
+                    await _score(state, episode, settle_wait)
                     raise
-                await _score(state, episode)
+                await _score(state, episode, settle_wait)
             finally:
                 bind_computer(None)
                 with anyio.CancelScope(shield=True):
@@ -163,8 +194,9 @@ def osworld_episode(
     return solve
 
 
-async def _score(state: TaskState, episode: Episode) -> None:
+async def _score(state: TaskState, episode: Episode, settle_wait: float) -> None:
     with anyio.CancelScope(shield=True):
+        await anyio.sleep(settle_wait)
         value, explanation = await anyio.to_thread.run_sync(evaluate, episode)
     history = episode.env.action_history
     state.store.set(
@@ -173,9 +205,15 @@ async def _score(state: TaskState, episode: Episode) -> None:
             "value": value,
             "explanation": explanation,
             "actions": len(history),
-            "last_action": history[-1] if history and isinstance(history[-1], str) else None,
+            "last_action": _special(history[-1]) if history else None,
         },
     )
+
+
+def _special(action: Any) -> str | None:
+    """WAIT, DONE or FAIL when `action` is one, as a word or as computer_13's JSON action."""
+    kind = action.get("action_type") if isinstance(action, dict) else action
+    return kind if kind in ("DONE", "FAIL", "WAIT") else None
 
 
 @scorer(metrics=[mean()])
@@ -189,7 +227,7 @@ def osworld_scorer():  # type: ignore[no-untyped-def]
         last = result["last_action"]
         return Score(
             value=result["value"],
-            answer=last if last in ("DONE", "FAIL", "WAIT") else None,
+            answer=last,
             explanation=result["explanation"],
             metadata={"infeasible": state.metadata.get("infeasible"), "actions": result["actions"]},
         )
@@ -206,7 +244,7 @@ def runnable(
     root: Path, provider: str, subset: str = "all", task_ids: str | None = None, domain: str | None = None
 ) -> tuple[list[OSWorldTask], dict[str, str]]:
     """The chosen tasks split into runnable ones and skipped ones (id -> reason)."""
-    ctx = support_context(provider)
+    ctx = support_context(provider, root)
     run: list[OSWorldTask] = []
     skipped: dict[str, str] = {}
     for t in load_tasks(root, subset, task_ids, domain):
@@ -229,9 +267,13 @@ def osworld(
     action_space: str = "pyautogui",
     observation: str = "auto",
     max_steps: int = DEFAULT_MAX_STEPS,
-    pause: float = DEFAULT_PAUSE,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    temperature: float = 1.0,
+    pause: float | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    prompt: str = "upstream",
+    ready_wait: float = READY_WAIT,
+    settle_wait: float = SETTLE_WAIT,
     data_dir: str | None = None,
 ) -> Task:
     """OSWorld-Verified: real desktop tasks scored by OSWorld's own execution-based checkers.
@@ -246,13 +288,18 @@ def osworld(
         action_space: pyautogui or computer_13.
         observation: screenshot, a11y_tree, screenshot_a11y_tree, or auto (a11y tree for text-only models).
         max_steps: Step cap (OSWorld reports 15, 50 and 100).
-        pause: Seconds after each action before observing.
-        max_tokens: Most tokens per model reply.
-        temperature: Sampling temperature.
-        data_dir: A copy of OSWorld's repository or of its evaluation_examples parent.
+        pause: Seconds after each action before observing (default: run.py's sleep_after_execution).
+        max_tokens: Most tokens per model reply (default: run.py's).
+        temperature: Sampling temperature (default: run.py's).
+        top_p: Nucleus sampling (default: run.py's).
+        prompt: upstream (OSWorld's baseline agent from the tree) or forge (our own prompt; not comparable).
+        ready_wait: Seconds between the task's setup and the first observation (upstream: 60).
+        settle_wait: Seconds between the agent's last action and the checker (upstream: 20).
+        data_dir: A checkout of the OSWorld tree (task data, evaluators and agent of one commit).
     """
     _check_choice("action space", action_space, ACTION_SPACES)
     _check_choice("observation", observation, ("auto", *OBSERVATION_TYPES))
+    _check_choice("prompt", prompt, PROMPTS)
     if max_steps < 1:
         raise UsageError(
             f"max_steps must be >= 1, got {max_steps}",
@@ -265,25 +312,37 @@ def osworld(
             f"OSWorld runs with the 'computer' harness (its observe-act loop), not '{harness}'",
             hint="drop --harness or pass --harness computer",
         )
-    chosen = HARNESSES.get(harness)
-    tasks, skipped = runnable(data_root(data_dir), provider, subset, task_ids, domain)
+    tree = data_root(data_dir)
+    tasks, skipped = runnable(tree, provider, subset, task_ids, domain)
     if not tasks:
         raise UsageError(
             f"none of the {len(skipped)} chosen OSWorld tasks can run with provider '{provider}' here",
             hint="see the skipped reasons (`forge-eval run` lists them); e.g. "
             + "; ".join(f"{k[:8]}: {v}" for k, v in list(skipped.items())[:3]),
         )
+    upstream = run_defaults(tree)
+    sampling = {
+        "max_tokens": upstream["max_tokens"] if max_tokens is None else max_tokens,
+        "top_p": upstream["top_p"] if top_p is None else top_p,
+        "temperature": upstream["temperature"] if temperature is None else temperature,
+    }
     return Task(
         dataset=MemoryDataset([to_sample(t) for t in tasks], name="osworld"),
         solver=osworld_episode(
-            chosen.solver(tools=[], system_prompt="", max_steps=max_steps),
+            str(tree),
+            harness,
+            max_steps,
             provider,
             action_space,
             observation,
-            pause,
+            upstream["sleep_after_execution"] if pause is None else pause,
+            prompt,
+            sampling,
+            ready_wait,
+            settle_wait,
         ),
         scorer=osworld_scorer(),
-        config=GenerateConfig(seed=seed, max_tokens=max_tokens, temperature=temperature, top_p=0.95),
+        config=GenerateConfig(seed=seed, **sampling),
         name="osworld",
         metadata={
             "benchmark": "osworld",
@@ -292,6 +351,7 @@ def osworld(
             "provider": provider,
             "action_space": action_space,
             "max_steps": max_steps,
+            "prompt": prompt,
             "skipped": len(skipped),
         },
     )

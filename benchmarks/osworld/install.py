@@ -1,10 +1,11 @@
-"""Install OSWorld's checkers and the desktop's own Python packages.
+"""Install what OSWorld's checkers import and the desktop's own Python packages.
 
 Run `python -m forge_eval.benchmarks.osworld.install`.
 
-`desktop-env` (OSWorld's evaluators, pinned) goes in with `--no-deps`: its declared dependencies pin
-torch 2.5, numpy < 2, cloud SDKs and more that its checkers never import and that would downgrade this
-environment. The checkers' real imports are the `osworld` extra of forge-eval (CHECKER_PACKAGES).
+OSWorld's evaluators themselves are not installed: they are imported from the pinned OSWorld tree at run
+time (`_evaluators`). The tree's requirements pin torch 2.5, numpy < 2, cloud SDKs and more that its
+checkers never import and that would downgrade this environment; the checkers' real imports are the
+`osworld` extra of forge-eval (CHECKER_PACKAGES).
 The desktop's own Python (Debian's python3, run as the desktop user inside the desktop's sandbox, which
 sees neither this virtualenv nor the user's cache) gets its packages in a separate folder, copied into
 each desktop: pyautogui, because OSWorld's actions are pyautogui code executed on the desktop, and
@@ -23,8 +24,8 @@ from pathlib import Path
 
 from forge_eval.benchmarks._acquire import cache_root
 
-DESKTOP_ENV = "desktop-env==1.0.2"
-#: What OSWorld's getters and metrics import (same as pyproject's `osworld` extra).
+#: What OSWorld's getters and metrics, and its baseline agent's module, import (same as pyproject's
+#: `osworld` extra; the agent's LLM SDKs are left out: its model calls go to the run's Inspect model).
 CHECKER_PACKAGES = (
     "openpyxl>=3.1",
     "python-pptx>=1.0",
@@ -51,6 +52,7 @@ CHECKER_PACKAGES = (
     "requests-toolbelt>=1.0",
     "python-dotenv>=1.0",
     "playwright>=1.40",
+    "backoff>=2.2",
 )
 #: The desktop's python3 packages, all pure Python (python3-xlib, -tk, -pil come from apt): pyautogui and
 #: its helpers, and the in-desktop server's Starlette + uvicorn with their dependencies (python-multipart
@@ -108,16 +110,18 @@ def _pip(*args: str, quiet: bool) -> None:
     subprocess.run(command, check=True)
 
 
-def install(quiet: bool = False) -> None:
-    """Install what is missing (idempotent: a second call installs nothing)."""
-    if importlib.util.find_spec("desktop_env") is None:
-        _pip("--no-deps", DESKTOP_ENV, quiet=quiet)
-    missing = [
+def missing_checker_packages() -> list[str]:
+    """The CHECKER_PACKAGES whose module cannot be imported here."""
+    return [
         p
         for p, module in zip(CHECKER_PACKAGES, _MODULES, strict=True)
         if importlib.util.find_spec(module) is None
     ]
-    if missing:
+
+
+def install(quiet: bool = False) -> None:
+    """Install what is missing (idempotent: a second call installs nothing)."""
+    if missing := missing_checker_packages():
         _pip(*missing, quiet=quiet)
     site = desktop_site()
     if desktop_missing := missing_desktop_packages(site):
@@ -153,6 +157,7 @@ _MODULES = (
     "requests_toolbelt",
     "dotenv",
     "playwright",
+    "backoff",
 )
 
 

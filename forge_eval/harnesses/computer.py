@@ -7,8 +7,10 @@ answers on their own line (FAIL = "this task cannot be done", which infeasible t
 cap (`max_steps`: OSWorld reports 15, 50 and 100) ends the episode otherwise.
 
 The desktop comes from the benchmark through `bind_computer()`, so the loop is the same for any
-provider. Models that cannot read images (the embedded CPU models) get the accessibility tree instead
-of the screenshot ("auto"); results with a changed observation type are marked in the sample metadata.
+provider. A benchmark may also pass its own agent's prompting (`policy`, a `Policy`: OSWorld passes its
+upstream baseline agent); the loop's own prompt below is then not used. Models that cannot read
+images (the embedded CPU models) get the accessibility tree instead of the screenshot ("auto");
+results with a changed observation type are marked in the sample metadata.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from inspect_ai.model import (
+    ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
     ContentImage,
     ContentText,
+    ModelOutput,
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -59,7 +63,31 @@ class Computer(Protocol):
 
     async def observe(self) -> Observation: ...
 
-    async def act(self, action: str | dict[str, Any]) -> None: ...
+    async def act(self, action: str | dict[str, Any]) -> bool | None:
+        """Carry out `action`; True when it ended the episode (DONE or FAIL)."""
+        ...
+
+
+@dataclass
+class Decision:
+    """One step of a `Policy`: what the model was sent, its reply, and the actions read from it.
+
+    Attributes:
+        messages: The conversation the model was sent this step, its reply appended.
+        output: The model's reply.
+        actions: The actions, in order; None when the reply held none the policy could read.
+    """
+
+    messages: list[ChatMessage]
+    output: ModelOutput
+    actions: list[str | dict[str, Any]] | None
+
+
+class Policy(Protocol):
+    """A benchmark's own agent: builds each step's prompt from the observation, asks the model, reads
+    the actions from the reply (OSWorld's baseline agent from its upstream tree)."""
+
+    async def decide(self, instruction: str, observation: Observation) -> Decision: ...
 
 
 _COMPUTER: ContextVar[Computer | None] = ContextVar("forge_computer", default=None)
@@ -106,6 +134,12 @@ def system_prompt(action_space: str, width: int, height: int) -> str:
     )
 
 
+def is_final(action: str | dict[str, Any]) -> bool:
+    """Whether `action` ends the episode: DONE or FAIL, as a word or as computer_13's JSON action."""
+    kind = action.get("action_type") if isinstance(action, dict) else action
+    return kind in ("DONE", "FAIL")
+
+
 def parse_actions(text: str, action_space: str) -> list[str | dict[str, Any]]:
     """The actions of a reply, in order; [] when it holds none."""
     blocks = re.findall(r"```(?:python|py|json)?\s*\n(.*?)```", text, flags=re.S)
@@ -138,11 +172,18 @@ def _observation_content(obs: Observation, step: int) -> list[Any]:
 
 
 @solver
-def computer_agent(max_steps: int = 15) -> Solver:
-    """Run the observe-act loop on the sample's computer until DONE/FAIL or `max_steps` steps."""
+def computer_agent(max_steps: int = 15, policy: Policy | None = None) -> Solver:
+    """Run the observe-act loop on the sample's computer until DONE/FAIL or `max_steps` steps.
+
+    Args:
+        max_steps: Model replies before the episode ends.
+        policy: The benchmark's own agent (prompt and reply parsing); None = this loop's own prompt.
+    """
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         computer = current_computer()
+        if policy is not None:
+            return await _run_policy(state, computer, policy, max_steps)
         width, height = computer.screen_size
         state.messages = [
             ChatMessageSystem(content=system_prompt(computer.action_space, width, height)),
@@ -164,14 +205,7 @@ def computer_agent(max_steps: int = 15) -> Solver:
                 state.messages.append(
                     ChatMessageUser(content="No action found in your answer; follow the format.")
                 )
-            finished = False
-            for action in actions:
-                await computer.act(action)
-                actions_taken.append(action if isinstance(action, str) else json.dumps(action))
-                if action in ("DONE", "FAIL"):
-                    finished = True
-                    break
-            if finished:
+            if await _act_all(computer, actions, actions_taken):
                 break
         state.metadata.update(
             observation=computer.observation_type, steps=len(actions_taken), unparseable_replies=unparseable
@@ -179,6 +213,34 @@ def computer_agent(max_steps: int = 15) -> Solver:
         return state
 
     return solve
+
+
+async def _act_all(computer: Computer, actions: list[str | dict[str, Any]], taken: list[str]) -> bool:
+    """Carry out `actions` in order until one ends the episode; whether one did."""
+    for action in actions:
+        ended = await computer.act(action)
+        taken.append(action if isinstance(action, str) else json.dumps(action))
+        if ended or is_final(action):
+            return True
+    return False
+
+
+async def _run_policy(state: TaskState, computer: Computer, policy: Policy, max_steps: int) -> TaskState:
+    """The loop with the benchmark's agent: each step one observation, one reply, its actions."""
+    unparseable = 0
+    taken: list[str] = []
+    for _ in range(max_steps):
+        decision = await policy.decide(state.input_text, await computer.observe())
+        state.messages = decision.messages
+        state.output = decision.output
+        if not decision.actions:
+            unparseable += 1
+        if await _act_all(computer, decision.actions or [], taken):
+            break
+    state.metadata.update(
+        observation=computer.observation_type, steps=len(taken), unparseable_replies=unparseable
+    )
+    return state
 
 
 def _drop_old_observations(state: TaskState) -> None:

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The desktop the OSWorld `local` provider drives (tests/osworld): an Xvfb display with openbox, xdotool for
-# input, the apps of OSWorld's runnable domains (LibreOffice with the GTK3 VCL plugin so AT-SPI sees it, GIMP,
+# The desktop the OSWorld `local` provider drives (tests/benchmarks/osworld): an Xvfb display with openbox,
+# xdotool for input, the apps of OSWorld's runnable domains (LibreOffice with the GTK3 VCL plugin so AT-SPI sees it, GIMP,
 # VLC, Thunderbird), the AT-SPI bus + pyatspi (Debian's python3 walks the accessibility tree), bubblewrap (the
-# desktop's sandbox), OSWorld's own evaluators (`desktop-env`, pinned, --no-deps + what its getters and
-# metrics import) into the venv, and the desktop python3's own packages (pyautogui, the in-desktop server's
-# Starlette + uvicorn). Test-only: `make run` needs none of it. Idempotent: installs only what is missing.
+# desktop's sandbox), what OSWorld's getters, metrics and baseline agent import (their code is read from the
+# pinned OSWorld tree at run time) into the venv, and the desktop python3's own packages (pyautogui, the
+# in-desktop server's Starlette + uvicorn). Test-only: `make run` needs none of it. Idempotent: installs only
+# what is missing.
 set -euo pipefail
 . "$(dirname "$0")/_apt.bash"
 cd "$(dirname "$0")/../.."
@@ -18,6 +19,6 @@ APT_PACKAGES=(
 )
 apt_install_missing desktop "${APT_PACKAGES[@]}"
 
-# OSWorld's evaluators (desktop-env --no-deps + the `osworld` extra) and the desktop's packages; the
-# installer checks what is there and installs only what is missing.
+# The `osworld` extra and the desktop's packages; the installer checks what is there and installs only what
+# is missing.
 "$VENV/bin/python" -m forge_eval.benchmarks.osworld.install --quiet

@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from PIL import ImageGrab
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from Xlib import display  # python3-xlib and python3-pil: Debian's, inside the desktop
 
 A11Y_SCRIPT = Path(__file__).with_name("atspi_tree.py")
 #: Seconds `/setup/open_file` waits for the file's window (OSWorld's server: up to 1800 s).
@@ -93,8 +95,6 @@ def window_titles() -> list[str]:
 
 
 def screen_size() -> tuple[int, int]:
-    from Xlib import display
-
     screen = display.Display().screen()
     return screen.width_in_pixels, screen.height_in_pixels
 
@@ -105,8 +105,6 @@ def _payload_command(payload: dict[str, Any]) -> tuple[list[str] | str, bool]:
 
 # -- routes --------------------------------------------------------------------------------------------
 def screenshot(request: Request) -> Response:
-    from PIL import ImageGrab
-
     buffer = io.BytesIO()
     ImageGrab.grab(xdisplay=os.environ.get("DISPLAY")).save(buffer, format="PNG")
     return Response(buffer.getvalue(), media_type="image/png")

@@ -60,6 +60,8 @@ ORACLES: dict[str, tuple[str, str]] = {
     "a5bbbcd5-b398-4c91-83d4-55e1e31bbb81": ("vlc", _vlc(**{"qt-minimal-view": "1"})),
     "f3977615-2b45-4ac5-8bba-80c17dbe2a37": ("vlc", _vlc(**{"one-instance-when-started-from-file": "0"})),
     "215dfd39-f493-4bc3-a027-8a97d72c61bf": ("vlc", _vlc(**{"qt-bgcone": "0"})),
+    # check_play_and_exit: in the tree, not in PyPI's desktop-env 1.0.2 (the task was skipped with it)
+    "5ac2891a-eacd-4954-b339-98abba077adb": ("vlc", _vlc(**{"play-and-exit": "0"})),
     "7b7617bd-57cc-468e-9c91-40c4ec2bcb3d": ("gimp", _gimp("gimprc", "(undo-levels 100)")),
     "7767eef2-56a3-4cea-8c9f-48c070c7d65b": ("gimp", _gimp("gimprc", '(theme "Light")')),
     "d52d6308-ec58-42b7-a2c9-de80e4837b2b": ("gimp", _gimp("sessionrc", "(hide-docks yes)")),

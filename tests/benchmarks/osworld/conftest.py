@@ -1,30 +1,28 @@
-"""Fixtures for the OSWorld tests: the shared task data and whether a real desktop can run here."""
+"""Fixtures for the OSWorld tests: the pinned OSWorld tree (task data, evaluators, baseline agent of one
+commit) and whether a real desktop can run here."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-DATA = Path(
-    os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[3].parent / "shared/data/benchmarks")
-)
-OSWORLD_DATA = DATA / "osworld_verified"
+from tests.conftest import UPSTREAM_TREES, shared_copy
+
+#: The snapshot of xlang-ai/OSWorld whose evaluation_examples are the Verified task data.
+TREE = "ljxpython+OSWorldUse@f6cee71"
 
 
 @pytest.fixture(scope="session")
 def osworld_root() -> Path:
-    if not (OSWORLD_DATA / "OSWorld_snapshot_ljxpython-b5007a9/evaluation_examples/test_all.json").exists():
-        pytest.skip(f"OSWorld-Verified task data not found under {OSWORLD_DATA} (set FORGE_BENCHMARK_DATA)")
     from forge_eval.benchmarks.osworld import data_root
 
-    return data_root(OSWORLD_DATA)
+    return data_root(shared_copy(UPSTREAM_TREES / TREE, "the pinned OSWorld tree"))
 
 
 @pytest.fixture(scope="session")
-def desktop_ready() -> None:
+def desktop_ready(osworld_root: Path) -> None:
     """Skip unless the local desktop can start: root, Xvfb & co, OSWorld's checkers."""
     from forge_eval.benchmarks.osworld import make_provider
     from forge_eval.benchmarks.osworld._evaluators import desktop_env
@@ -37,4 +35,4 @@ def desktop_ready() -> None:
     for app in ("vlc", "gimp", "libreoffice"):
         if shutil.which(app) is None:
             pytest.skip(f"{app} not installed (scripts/setup.d/60-desktop.sh)")
-    desktop_env()
+    desktop_env(osworld_root)

@@ -1,16 +1,20 @@
-"""The whole Inspect task with a scripted model: harness parses the replies, acts, OSWorld's checker scores.
+"""The whole Inspect task with a scripted model: OSWorld's baseline agent (from the tree) prompts and
+parses, the harness acts, OSWorld's checker scores.
 
 The scripted model stands in for a vision model (none can run on CPU here); everything else is real:
-the local desktop, OSWorld's setup steps, the computer harness, the official checker.
+the local desktop, OSWorld's setup steps, upstream's PromptAgent, the computer harness, the checker.
 """
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
+from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
+from inspect_ai.model import ContentImage, ContentText, ModelOutput, ModelUsage, get_model
 
 from tests.benchmarks.osworld._oracles import ORACLES
 
@@ -18,27 +22,101 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 VLC_TASK = "9195653c-f4aa-453d-aa95-787f6ccfaae9"
 INFEASIBLE_TASK = "cb130f0d-d36f-4302-9838-b3baf46139b6"
+#: Upstream's runner waits 60 s before the first observation and 20 s before the checker; the tests
+#: shorten both (the protocol record then says the run is not comparable).
+WAITS = {"ready_wait": 1.0, "settle_wait": 1.0}
 
 
-def test_scripted_agent_through_inspect(osworld_root: Path, desktop_ready: None, tmp_path: Path) -> None:
+def _model(replies: list[str]) -> Any:
+    outputs = [ModelOutput.from_content("mockllm/model", r) for r in replies]
+    for output in outputs:  # without usage, mockllm counts tokens with tiktoken, which downloads a file
+        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
+    return get_model("mockllm/model", custom_outputs=outputs)
+
+
+def _first_request(sample: EvalSample) -> Any:
+    return next(e for e in sample.events if e.event == "model")
+
+
+def _upstream_payload(root: Path, instruction: str, screenshot: bytes) -> dict[str, Any]:
+    """The request upstream's own PromptAgent (from the tree, unchanged) builds for this observation."""
+    from forge_eval.benchmarks.osworld._agent import agent_module, run_defaults
+
+    defaults = run_defaults(root)
+    agent = agent_module(root).PromptAgent(
+        model="gpt-4o",
+        max_tokens=defaults["max_tokens"],
+        top_p=defaults["top_p"],
+        temperature=defaults["temperature"],
+        action_space="pyautogui",
+        observation_type="screenshot",
+        max_trajectory_length=defaults["max_trajectory_length"],
+        client_password="password",
+    )
+    sent: list[dict[str, Any]] = []
+    agent.call_llm = lambda payload: sent.append(payload) or "```DONE```"
+    agent.predict(instruction, {"screenshot": screenshot, "accessibility_tree": None})
+    return sent[0]
+
+
+def _part(part: dict[str, Any]) -> tuple[str, str | None]:
+    if part["type"] == "text":
+        return part["text"], None
+    return part["image_url"]["url"], part["image_url"]["detail"]
+
+
+def test_baseline_agent_through_inspect(osworld_root: Path, desktop_ready: None, tmp_path: Path) -> None:
     from forge_eval.benchmarks.osworld import osworld
 
     replies = [
         f"I will set the maximum volume.\n```python\n{ORACLES[VLC_TASK][1]}```",
-        "The setting is saved.\nDONE",
-        "A VLC feature that does not exist cannot be enabled.\nFAIL",
+        "The setting is saved.\n```DONE```",
+        "A VLC feature that does not exist cannot be enabled.\n```FAIL```",
     ]
-    outputs = [ModelOutput.from_content("mockllm/model", r) for r in replies]
-    for output in outputs:  # without usage, mockllm counts tokens with tiktoken, which downloads a file
-        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
-    model = get_model("mockllm/model", custom_outputs=outputs)
     task = osworld(
-        task_ids=f"{VLC_TASK},{INFEASIBLE_TASK}", data_dir=str(osworld_root), max_steps=3, pause=0.3
+        task_ids=f"{VLC_TASK},{INFEASIBLE_TASK}", data_dir=str(osworld_root), max_steps=3, pause=0.3, **WAITS
     )
-    (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", max_samples=1)
+    log: EvalLog
+    (log,) = inspect_eval(task, model=_model(replies), log_dir=str(tmp_path), display="none", max_samples=1)
     assert log.status == "success", log.error
     scores = {s.id: s.scores["osworld_scorer"] for s in log.samples or []}
     assert scores[VLC_TASK].value == 1.0, scores[VLC_TASK].explanation
     assert scores[INFEASIBLE_TASK].value == 1.0 and scores[INFEASIBLE_TASK].answer == "FAIL"
-    vlc = next(s for s in log.samples or [] if s.id == VLC_TASK)
+    vlc = resolve_sample_attachments(next(s for s in log.samples or [] if s.id == VLC_TASK))
     assert vlc.metadata["observation"] == "screenshot" and vlc.metadata["steps"] == 2
+
+    # The first request is, part for part, the one upstream's PromptAgent builds for that screenshot,
+    # with run.py's sampling defaults.
+    event = _first_request(vlc)
+    images = [c for m in event.input for c in m.content if isinstance(c, ContentImage)]
+    screenshot = base64.b64decode(images[0].image.split(",", 1)[1])
+    payload = _upstream_payload(osworld_root, vlc.input, screenshot)
+    sent = [
+        (m.role, [(c.text, None) if isinstance(c, ContentText) else (c.image, c.detail) for c in m.content])
+        for m in event.input
+    ]
+    expected = [(m["role"], [_part(p) for p in m["content"]]) for m in payload["messages"]]
+    assert sent == expected
+    config = log.plan.config
+    assert (config.max_tokens, config.top_p, config.temperature) == (
+        payload["max_tokens"],
+        payload["top_p"],
+        payload["temperature"],
+    ) == (1500, 0.9, 1.0)
+
+
+def test_computer13_json_fail_on_an_infeasible_task_scores_one(
+    osworld_root: Path, desktop_ready: None, tmp_path: Path
+) -> None:
+    from forge_eval.benchmarks.osworld import osworld
+
+    task = osworld(
+        task_ids=INFEASIBLE_TASK, data_dir=str(osworld_root), action_space="computer_13", max_steps=3, **WAITS
+    )
+    model = _model(['This cannot be done.\n```json\n{"action_type": "FAIL"}\n```'])
+    (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none")
+    assert log.status == "success", log.error
+    (sample,) = log.samples or []
+    score = sample.scores["osworld_scorer"]
+    assert score.value == 1.0 and score.answer == "FAIL", score.explanation
+    assert sample.metadata["steps"] == 1  # FAIL ended the episode: the other two steps were not taken

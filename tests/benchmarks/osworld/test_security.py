@@ -11,6 +11,7 @@ the next action solves the task, and the score must be 1.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -34,6 +35,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 VLC_TASK = "9195653c-f4aa-453d-aa95-787f6ccfaae9"
 REPO = Path(__file__).resolve().parents[3]
+#: Upstream's 60 s and 20 s waits, shortened for the tests.
+WAITS = {"ready_wait": 0.0, "settle_wait": 0.0}
 
 # Run detached from the action that starts it, once that action has returned: a server busy running the
 # action could not answer the probe meanwhile.
@@ -180,7 +183,12 @@ def test_hostile_agent_cannot_leave_the_desktop(
 
     def replies() -> Iterator[ModelOutput]:
         detached = "start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL"
-        launch = f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {probe!r}], {detached})"
+        # base64: upstream's reply parser splits code at every ';', and the probe's text has some
+        encoded = base64.b64encode(probe.encode()).decode()
+        launch = (
+            "import base64, subprocess, sys\n"
+            f"subprocess.Popen([sys.executable, '-c', base64.b64decode({encoded!r}).decode()], {detached})"
+        )
         yield _outputs([f"First I look around.\n```python\n{launch}\n```"])[0]
         # Read what the probe found through OSWorld's own client, as the checkers read files.
         deadline = time.monotonic() + 90
@@ -189,10 +197,10 @@ def test_hostile_agent_cannot_leave_the_desktop(
             seen.update(json.loads(found) if found else {})
             time.sleep(1)
         yield _outputs([f"Now the task.\n```python\n{ORACLES[VLC_TASK][1]}```"])[0]
-        yield _outputs(["The setting is saved.\nDONE"])[0]
+        yield _outputs(["The setting is saved.\n```DONE```"])[0]
 
     model = get_model("mockllm/model", custom_outputs=replies())
-    task = osworld(task_ids=VLC_TASK, data_dir=str(osworld_root), max_steps=4, pause=0.3)
+    task = osworld(task_ids=VLC_TASK, data_dir=str(osworld_root), max_steps=4, pause=0.3, **WAITS)
     try:
         (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none", max_samples=1)
     finally:
@@ -246,7 +254,7 @@ def announce(*args, **kwargs):
 _task.start_episode = announce
 reply = ModelOutput.from_content("mockllm/model", "```python\\nimport time; time.sleep(600)\\n```")
 reply.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
-task = osworld(task_ids="$task", data_dir="$data", max_steps=2, pause=0.3)
+task = osworld(task_ids="$task", data_dir="$data", max_steps=2, pause=0.3, ready_wait=0, settle_wait=0)
 inspect_eval(task, model=get_model("mockllm/model", custom_outputs=[reply]), log_dir="$logs", display="none")
 """)
 
@@ -276,7 +284,7 @@ def test_a_run_killed_mid_sample_does_not_break_the_next(
 
     replies = [f"```python\n{ORACLES[VLC_TASK][1]}```", "DONE"]
     model = get_model("mockllm/model", custom_outputs=_outputs(replies))
-    task = osworld(task_ids=VLC_TASK, data_dir=str(osworld_root), max_steps=3, pause=0.3)
+    task = osworld(task_ids=VLC_TASK, data_dir=str(osworld_root), max_steps=3, pause=0.3, **WAITS)
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "next"), display="none")
     assert log.status == "success", log.error
     (sample,) = log.samples or []

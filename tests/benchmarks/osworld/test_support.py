@@ -13,7 +13,7 @@ from forge_eval._errors import UnknownNameError, UsageError
 def _census(root: Path, provider: str, may_download: bool) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
     from forge_eval.benchmarks.osworld import SupportContext, load_tasks, skip_reason
 
-    ctx = SupportContext(provider, may_download)
+    ctx = SupportContext(provider, may_download, root)
     run, skipped = [], {}
     for task in load_tasks(root):
         reason = skip_reason(task, ctx)
