@@ -69,6 +69,17 @@ def _response(output: ModelOutput) -> CanonicalResponse:
     )
 
 
+def _provider_message(error: Exception) -> str:
+    """The provider's own error text, for the harness: the OpenAI and Anthropic SDKs keep the parsed error
+    object in `body`, while their str() wraps it in a Python repr, which a harness cannot read (OpenClaw
+    redacts it as malformed JSON and so never sees that the context overflowed). The record keeps str()."""
+    body = getattr(error, "body", None)
+    inner = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(inner, dict) and isinstance(inner.get("message"), str) and inner["message"]:
+        return inner["message"][:500]
+    return f"{type(error).__name__}: {error}"[:500]
+
+
 class InspectUpstream:
     """Serve canonical chat requests with an Inspect model.
 
@@ -122,7 +133,7 @@ class InspectUpstream:
                 call_seq=call_seq,
             )
             raise UpstreamError(
-                kind, failure.message, failure.http_status, [failure], served, f"inspect:{model}"
+                kind, _provider_message(e), failure.http_status, [failure], served, f"inspect:{model}"
             ) from e
         if output.error:
             failure = UpstreamFailure(

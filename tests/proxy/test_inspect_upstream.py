@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import httpx
+import openai
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import ModelEvent
@@ -138,6 +139,23 @@ def _overflowing(messages, tools, tool_choice, config) -> ModelOutput:
     raise _ContextOverflow("request (8578 tokens) exceeds the available context size (8192 tokens)")
 
 
+_OVERFLOW_BODY = {
+    "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in "
+    "8578 tokens.",
+    "type": "invalid_request_error",
+    "code": "context_length_exceeded",
+}
+
+
+def _sdk_overflowing(messages, tools, tool_choice, config) -> ModelOutput:
+    """The OpenAI SDK's own error for a server's 400, built as the SDK builds it from the response."""
+    request = httpx.Request("POST", "http://server/v1/chat/completions")
+    response = httpx.Response(400, json={"error": _OVERFLOW_BODY}, request=request)
+    raise openai.BadRequestError(
+        f"Error code: 400 - {_OVERFLOW_BODY}", response=response, body=_OVERFLOW_BODY
+    )
+
+
 def _crashing(messages, tools, tool_choice, config) -> ModelOutput:
     raise RuntimeError("the provider fell over")
 
@@ -162,3 +180,12 @@ def test_a_provider_client_error_reaches_the_harness_as_that_4xx_not_a_502(tmp_p
     assert (call.error_kind, call.http_status) == ("context_length", 400)
     assert [(f.kind, f.http_status) for f in call.upstream_failures] == [("context_length", 400)]
     assert asyncio.run(post(_crashing)).status_code == 502
+    # the SDK's str() is a Python repr of the error object; the harness gets the provider's own message
+    sdk = asyncio.run(post(_sdk_overflowing))
+    assert sdk.status_code == 400, sdk.text
+    assert sdk.json()["error"]["message"] == _OVERFLOW_BODY["message"]
+    (call,) = read_calls(tmp_path / "_sdk_overflowing", "r")
+    assert (
+        call.error_kind == "context_length"
+        and "BadRequestError: Error code: 400" in call.upstream_failures[0].message
+    )
