@@ -69,14 +69,21 @@ def _response(output: ModelOutput) -> CanonicalResponse:
     )
 
 
-def _provider_message(error: Exception) -> str:
-    """The provider's own error text, for the harness: the OpenAI and Anthropic SDKs keep the parsed error
-    object in `body`, while their str() wraps it in a Python repr, which a harness cannot read (OpenClaw
-    redacts it as malformed JSON and so never sees that the context overflowed). The record keeps str()."""
-    body = getattr(error, "body", None)
-    inner = body.get("error", body) if isinstance(body, dict) else None
-    if isinstance(inner, dict) and isinstance(inner.get("message"), str) and inner["message"]:
-        return inner["message"][:500]
+def _provider_message(error: BaseException) -> str:
+    """The provider's own error text, for the harness. Inspect wraps a provider's error in a
+    ModelGenerateError around the whole request; the OpenAI and Anthropic SDK errors it wraps (its cause)
+    keep the parsed error object in `body`, while their str() is a Python repr of it, which a harness
+    cannot read (OpenClaw redacts it as malformed JSON and so never sees that the context overflowed).
+    The record keeps the full text."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        body = getattr(cause, "body", None)
+        inner = body.get("error", body) if isinstance(body, dict) else None
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str) and inner["message"]:
+            return inner["message"][:500]
+        cause = cause.__cause__ or cause.__context__
     return f"{type(error).__name__}: {error}"[:500]
 
 

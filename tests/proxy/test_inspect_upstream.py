@@ -5,14 +5,24 @@ import json
 from pathlib import Path
 
 import httpx
-import openai
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import ModelEvent
 from inspect_ai.model import ChatMessageTool, ModelOutput, ModelUsage, get_model
 from inspect_ai.solver import Generate, TaskState, solver
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
-from forge_eval.proxy import InspectUpstream, ProxyConfig, create_app, read_calls, serve_in_task
+from forge_eval.proxy import (
+    InspectUpstream,
+    ProxyConfig,
+    create_app,
+    read_calls,
+    serve_in_task,
+    serve_in_thread,
+)
 from forge_eval.proxy.records import RolloutRecord
 from tests.proxy._harnesses import TASK, binary, codex_args, isolated_env
 
@@ -139,21 +149,13 @@ def _overflowing(messages, tools, tool_choice, config) -> ModelOutput:
     raise _ContextOverflow("request (8578 tokens) exceeds the available context size (8192 tokens)")
 
 
-_OVERFLOW_BODY = {
-    "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in "
-    "8578 tokens.",
-    "type": "invalid_request_error",
-    "code": "context_length_exceeded",
-}
+#: A context overflow as providers word it, without OpenAI's `context_length_exceeded` code (for that
+#: code Inspect returns a reply cut at the model's length instead of raising).
+_OVERFLOW_MESSAGE = "input exceeds the maximum number of tokens"
 
 
-def _sdk_overflowing(messages, tools, tool_choice, config) -> ModelOutput:
-    """The OpenAI SDK's own error for a server's 400, built as the SDK builds it from the response."""
-    request = httpx.Request("POST", "http://server/v1/chat/completions")
-    response = httpx.Response(400, json={"error": _OVERFLOW_BODY}, request=request)
-    raise openai.BadRequestError(
-        f"Error code: 400 - {_OVERFLOW_BODY}", response=response, body=_OVERFLOW_BODY
-    )
+def _refusing_endpoint(request: Request) -> JSONResponse:
+    return JSONResponse({"error": {"message": _OVERFLOW_MESSAGE, "type": "invalid_request_error"}}, 400)
 
 
 def _crashing(messages, tools, tool_choice, config) -> ModelOutput:
@@ -180,12 +182,26 @@ def test_a_provider_client_error_reaches_the_harness_as_that_4xx_not_a_502(tmp_p
     assert (call.error_kind, call.http_status) == ("context_length", 400)
     assert [(f.kind, f.http_status) for f in call.upstream_failures] == [("context_length", 400)]
     assert asyncio.run(post(_crashing)).status_code == 502
-    # the SDK's str() is a Python repr of the error object; the harness gets the provider's own message
-    sdk = asyncio.run(post(_sdk_overflowing))
-    assert sdk.status_code == 400, sdk.text
-    assert sdk.json()["error"]["message"] == _OVERFLOW_BODY["message"]
-    (call,) = read_calls(tmp_path / "_sdk_overflowing", "r")
-    assert (
-        call.error_kind == "context_length"
-        and "BadRequestError: Error code: 400" in call.upstream_failures[0].message
-    )
+
+
+def test_an_endpoints_4xx_reaches_the_harness_with_the_endpoints_own_message(tmp_path, monkeypatch):
+    """Through a real OpenAI-compatible endpoint: Inspect wraps the SDK's error around the request and the
+    SDK's text is a Python repr of the error object; the harness gets the endpoint's message itself."""
+    endpoint = Starlette(routes=[Route("/v1/chat/completions", _refusing_endpoint, methods=["POST"])])
+    monkeypatch.setenv("REFUSING_API_KEY", "unused")
+    with serve_in_thread(endpoint) as server:
+        model = get_model("openai-api/refusing/m", base_url=f"{server.url}/v1")
+        app = create_app(ProxyConfig(records_dir=tmp_path, secret="s"), InspectUpstream(model))
+        app.state.proxy.rollouts.add(RolloutRecord(rollout_id="r", mode="eval"))
+
+        async def post() -> httpx.Response:
+            async with serve_in_task(app) as url, httpx.AsyncClient(timeout=60) as client:
+                body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+                return await client.post(f"{url}/r/r/0/v1/chat/completions", json=body)
+
+        answer = asyncio.run(post())
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["message"] == _OVERFLOW_MESSAGE
+    (call,) = read_calls(tmp_path, "r")
+    assert call.error_kind == "context_length"
+    assert "Request:" in call.upstream_failures[0].message  # the record keeps Inspect's whole text
