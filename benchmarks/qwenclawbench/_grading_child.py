@@ -22,7 +22,7 @@ def main() -> None:
     job = json.load(sys.stdin)
     sys.path.insert(0, job["scripts"])
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(message)s")
-    import lib_agent
+    import lib_agent  # upstream's scripts/, on sys.path only from here on
     import lib_grading
     import lib_tasks
 

@@ -130,7 +130,7 @@ class BrowserSession:
         return session
 
     async def _start(self, executable: str | None, config: BrowserConfig) -> None:
-        from playwright.async_api import Error, async_playwright
+        from playwright.async_api import Error, async_playwright  # optional: the `web` extra
 
         async with self._lock:
             if self.browser is not None:
@@ -258,7 +258,7 @@ class WebEnv:
         connected until the loop reads its close event, so the first failure there relaunches once
         instead of failing an episode that never touched the dead browser.
         """
-        from playwright.async_api import Error
+        from playwright.async_api import Error  # optional: the `web` extra
 
         headers = {WORLD_HEADER: self.world} if self.world else None
         proxy = None
@@ -341,7 +341,7 @@ class WebEnv:
 
     async def goto(self, url: str) -> None:
         """Load `url` in the active tab; a URL the policy refuses is an `ActionError` saying why."""
-        from playwright.async_api import Error
+        from playwright.async_api import Error  # optional: the `web` extra
 
         self._check(url)
         mark = len(self.refusals)
@@ -383,7 +383,7 @@ class WebEnv:
     async def _route(self, route: Route, request: Request) -> None:
         """Every request Playwright routes: serve the benchmark's own sites, pass the live web on to
         Chromium (and its egress gate), abort what the policy refuses."""
-        from playwright.async_api import Error
+        from playwright.async_api import Error  # optional: the `web` extra
 
         try:
             local = self.policy.route(request.url)
@@ -449,7 +449,7 @@ class WebEnv:
     async def _release_stuck(self) -> None:
         """End the navigation Playwright still waits for on pages where Chromium refused one: a
         same-document navigation to the same URL (invisible to the page) settles it."""
-        from playwright.async_api import Error
+        from playwright.async_api import Error  # optional: the `web` extra
 
         while self._stuck:
             page = self._stuck.pop()
@@ -519,7 +519,7 @@ class WebEnv:
 
     async def settle(self) -> None:
         """Wait out what an action started: a short pause, the load event, then two painted frames."""
-        from playwright.async_api import Error
+        from playwright.async_api import Error  # optional: the `web` extra
 
         await asyncio.sleep(self.config.settle_ms / 1000)
         await self._release_stuck()
@@ -536,7 +536,7 @@ class WebEnv:
 
     async def observe(self) -> Observation:
         """Screenshot, URL, title, tabs (and ARIA / elements when enabled) of the active tab."""
-        from playwright.async_api import Error
+        from playwright.async_api import Error  # optional: the `web` extra
 
         for attempt in range(3):
             try:
@@ -567,7 +567,7 @@ class WebEnv:
     @asynccontextmanager
     async def _guard(self) -> AsyncIterator[None]:
         """Turn Playwright errors after a crash into `BrowserCrashedError` (the sample ends as an error)."""
-        from playwright.async_api import Error
+        from playwright.async_api import Error  # optional: the `web` extra
 
         if self._crash:
             raise BrowserCrashedError(f"browser crashed: {self._crash}")

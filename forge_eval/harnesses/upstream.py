@@ -69,7 +69,10 @@ def load_module(path: Path, imports: tuple[tuple[str, Path], ...] = ()) -> Modul
             way and visible under that name only while `path` loads (`upstream_imports`).
     """
     if not path.is_file():
-        raise ForgeError(f"the upstream tree has no {path}", hint="check the pinned tree (PROVENANCE.md)")
+        raise ForgeError(
+            f"the upstream tree has no {path}",
+            hint="the tree must be a clone of the upstream repository at its pinned commit (-T upstream_dir)",
+        )
     name = "forge_eval_upstream_" + "_".join(path.with_suffix("").parts[-4:]).replace("-", "_")
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None

@@ -19,6 +19,7 @@ from forge_eval.analysis import read_run_logs, summarize_trials, trials_table
 from forge_eval.benchmarks import SAMPLING_KEYS, RunUsed
 from forge_eval.harnesses import HARNESSES, ExternalHarness, harness_settings
 from forge_eval.models import EMBEDDED_MODELS
+from forge_eval.reports import build_report
 from forge_eval.rundir import (
     JudgeInfo,
     ProtocolRecord,
@@ -333,8 +334,6 @@ def _complete(logs: list[EvalLog], seeds: tuple[int, ...]) -> bool:
 
 def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
     """Read the run's logs and write results.json, trials.csv and report.html."""
-    from forge_eval.reports import build_report
-
     spec, benchmark = plan.spec, plan.benchmark
     assert spec.epochs is not None
     logs = [log for log in read_run_logs(spec.log_dir) if log.eval.task_args.get("seed") in spec.seeds]

@@ -17,6 +17,8 @@ from types import TracebackType
 from typing import Any
 
 import httpx
+from inspect_ai._util.error import PrerequisiteError
+from inspect_ai.model import GenerateConfig, ModelAPI, get_model
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.models import (
@@ -68,8 +70,6 @@ class ResolvedModel:
 
     def get_model(self, role: str | None = None) -> Any:
         """This model as an Inspect `Model` (for a model role)."""
-        from inspect_ai.model import get_model
-
         return get_model(self.inspect_model, base_url=self.base_url, role=role, **self.model_args)
 
 
@@ -101,9 +101,6 @@ def check_model(model: str, base_url: str | None, model_args: dict[str, Any], op
 def check_model_args(model: str, base_url: str | None, model_args: dict[str, Any], option: str) -> None:
     """Build the Inspect model once (nothing is sent): an unknown provider, a missing key variable or
     an unknown `-M` key becomes a usage error."""
-    from inspect_ai._util.error import PrerequisiteError
-    from inspect_ai.model import get_model
-
     try:
         get_model(model, base_url=base_url, memoize=False, **model_args)
     except PrerequisiteError as e:
@@ -150,8 +147,6 @@ def _model_arg_error(error: TypeError, model: str) -> UsageError | None:
     refused the key. The valid keys are read from both signatures, found through the traceback:
     Inspect keeps no list of them.
     """
-    from inspect_ai.model import ModelAPI
-
     match = _BAD_KEYWORD.search(str(error))
     if match is None:
         return None
@@ -245,8 +240,6 @@ def chat_failure(
 async def _one_token(
     model: str, base_url: str | None, model_args: dict[str, Any], where: str, limit: float
 ) -> None:
-    from inspect_ai.model import GenerateConfig, get_model
-
     # memoize=False: a cached Model would keep an HTTP client bound to this short-lived event loop
     client = get_model(model, base_url=base_url, memoize=False, **model_args)
     config = GenerateConfig(max_tokens=1, max_retries=0, extra_headers={CHECK_HEADER: "chat"})

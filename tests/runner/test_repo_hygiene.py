@@ -22,6 +22,9 @@ def test_no_citation_of_a_file_the_repository_lacks():
         if not path.is_file():
             continue
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
-            cited = [c for c in _CITATION.findall(line) if not (ROOT / c).exists()]
+            # a docs page links relative to its own folder (docs/reference/cli.md)
+            cited = [
+                c for c in _CITATION.findall(line) if not any((d / c).exists() for d in (ROOT, path.parent))
+            ]
             missing += [f"{name}:{number}: {c}" for c in cited]
     assert missing == []

@@ -24,6 +24,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 
+from forge_eval._errors import ForgeError
 from forge_eval._status import duration, status
 from forge_eval.proxy import HttpProxyControl, ProxyConfig, create_app, create_control_app, serve_in_task
 from forge_eval.rundir import write_json
@@ -71,10 +72,8 @@ class RunConfig:
 
 def _import_torch() -> Any:
     try:
-        import torch
+        import torch  # optional: installed by scripts/setup.d/40-verl.sh
     except ImportError:
-        from forge_eval._errors import ForgeError
-
         raise ForgeError(
             "the credit ablation trains a policy with PyTorch, which is not installed",
             hint="run scripts/setup.d/40-verl.sh (it installs the CPU build of torch), or "

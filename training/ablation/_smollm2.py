@@ -36,7 +36,9 @@ def checkpoint(cache: Path | None = None) -> Path:
     if (target / "config.json").exists() and (target / "tokenizer.json").exists():
         return target
     try:
-        import gguf  # noqa: F401  # transformers imports it lazily, and fails late without it
+        # optional, both: installed by scripts/setup.d/40-verl.sh (transformers imports gguf lazily, and
+        # fails late without it)
+        import gguf  # noqa: F401
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as e:
         raise ForgeError(
@@ -138,6 +140,7 @@ class SmolPolicy(nn.Module):
 
 def load_smollm2() -> SmolPolicy:
     """The pretrained policy in float32 (converting and caching the GGUF the first time)."""
+    # optional: installed by scripts/setup.d/40-verl.sh
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     path = checkpoint()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 def _hand_over_sandbox(sandbox_url: str) -> None:
     """`SandboxRunner` with the trial's running sandbox server in place of a Docker container."""
-    from claw_eval.runner import sandbox_runner
+    from claw_eval.runner import sandbox_runner  # upstream's package: only in its venv
 
     upstream = sandbox_runner.SandboxRunner
 
@@ -45,7 +45,7 @@ def _hand_over_sandbox(sandbox_url: str) -> None:
 
 def main() -> None:
     spec = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
-    from claw_eval import cli
+    from claw_eval import cli  # upstream's package: only in its venv
 
     if spec.get("sandbox_url"):
         _hand_over_sandbox(spec["sandbox_url"])

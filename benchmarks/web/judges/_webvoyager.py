@@ -76,15 +76,13 @@ def results_format(module: ModuleType) -> tuple[str, str, str]:
     if task_pattern is None or answer_marker is None:
         raise ForgeError(
             f"{JUDGE_FILE} of the WebVoyager tree parses no task or answer this adapter knows",
-            hint="check the pinned tree (PROVENANCE.md)",
+            hint="point -T upstream_dir at a clone of MinorJerry/WebVoyager at its pinned commit",
         )
     before, after = task_pattern.split("(.+?)", 1)
     return before, after, answer_marker
 
 
-def write_results_folder(
-    folder: Path, module: ModuleType, task: str, answer: str, steps: list[Step]
-) -> None:
+def write_results_folder(folder: Path, module: ModuleType, task: str, answer: str, steps: list[Step]) -> None:
     """The episode as WebVoyager's results folder, as far as `auto_eval_by_gpt4v` reads it: the task in
     the first user message, the answer action in the last message (both in the form its own parser reads,
     `results_format`), and the screenshots as `screenshot<N>.png` from 1."""
