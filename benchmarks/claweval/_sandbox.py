@@ -34,7 +34,9 @@ _READY_S = 60.0
 @contextlib.asynccontextmanager
 async def sandbox_server(tree: Path, python: Path, workspace: Path, log: Path) -> AsyncIterator[str]:
     """Serve upstream's sandbox server for one trial; yields its URL (the `sandbox_url` of the driver)."""
-    server_dir = tree / "src" / "claw_eval" / "sandbox"
+    # resolved: the sandbox shows its binds at their real paths, so a tree reached through a symlink
+    # (a data dir linked elsewhere) must be named by its real path on the command line too
+    server_dir = (tree / "src" / "claw_eval" / "sandbox").resolve()
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)

@@ -31,8 +31,19 @@ rc.write_text((rc.read_text() if rc.exists() else '') + {line!r} + '\\n')
 
 _AUTOSAVE = """\
 import pathlib, subprocess, time
-subprocess.run(['pkill', '-9', '-x', 'soffice.bin']); time.sleep(0.5)
+def running():
+    return subprocess.run(['pgrep', '-x', 'soffice.bin'], capture_output=True).returncode == 0
 xcu = pathlib.Path.home() / '.config/libreoffice/4/user/registrymodifications.xcu'
+for _ in range(240):  # on a loaded machine the setup's Impress may still be starting: it writes the file
+    if running() and xcu.exists():
+        break
+    time.sleep(0.25)
+time.sleep(2)
+subprocess.run(['pkill', '-9', '-x', 'soffice.bin'])
+for _ in range(80):  # killed, not closed: it cannot write its settings back over the edit below
+    if not running():
+        break
+    time.sleep(0.25)
 item = ('<item oor:path="/org.openoffice.Office.Common/Save/Document">'
         '<prop oor:name="AutoSaveTimeIntervall" oor:op="fuse"><value>3</value></prop></item>'
         '<item oor:path="/org.openoffice.Office.Recovery/AutoSave">'
