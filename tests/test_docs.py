@@ -52,8 +52,18 @@ def _commands(group: click.Command, path: tuple[str, ...] = ()) -> list[tuple[st
     return found
 
 
+def _product_names(registry: str) -> list[str]:
+    """What forge-eval itself registers, read in a fresh interpreter as the docs build reads it: in this
+    one, other tests may have registered their probes (a `judged-probe` benchmark)."""
+    module = "benchmarks" if registry == "BENCHMARKS" else "harnesses"
+    code = f"from forge_eval.{module} import {registry}; print(*{registry}.names(), sep=chr(10))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    return out.stdout.split()
+
+
 def test_every_benchmark_has_a_page_built_from_its_readme(site: Path):
-    names = BENCHMARKS.names()
+    names = _product_names("BENCHMARKS")
+    assert set(names) <= set(BENCHMARKS.names())
     assert len(names) >= 8
     for name in names:
         page = site / "benchmarks" / name / "index.html"
@@ -70,7 +80,9 @@ def test_every_benchmark_has_a_page_built_from_its_readme(site: Path):
 
 def test_every_harness_has_a_section(site: Path):
     ids = _ids(site / "harnesses" / "index.html")
-    missing = [name for name in HARNESSES.names() if name not in ids]
+    names = _product_names("HARNESSES")
+    assert set(names) <= set(HARNESSES.names())
+    missing = [name for name in names if name not in ids]
     assert not missing, f"harnesses without a section in docs/harnesses.md: {missing}"
 
 
