@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_eval._errors import ForgeError
+from forge_eval.harnesses.upstream import exec_package
 
 #: The package the tree holds, and a file that proves a folder is an OSWorld tree with its code.
 PACKAGE = "desktop_env"
@@ -155,17 +156,7 @@ def import_tree_package(package: Path) -> None:
         return
     for module_name in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
         del sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(
-        name, package / "__init__.py", submodule_search_locations=[str(package)]
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
+    exec_package(name, package)
 
 
 @contextlib.contextmanager

@@ -38,6 +38,7 @@ from types import ModuleType
 from typing import Any
 
 from forge_eval._errors import ForgeError
+from forge_eval.harnesses.upstream import exec_file, exec_package
 
 #: Where upstream's files sit in its tree.
 MCP_EVAL = "services/mcp_eval"
@@ -139,15 +140,11 @@ def import_file(tree: Path, path: str, name: str, shims: Mapping[str, ModuleType
             f"the MCP-Atlas tree {tree} has no {path}",
             hint="point --data-dir at a checkout of scaleapi/mcp-atlas at b290e67 (or its services/mcp_eval)",
         )
-    spec = importlib.util.spec_from_file_location(name, file)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
     with _LOCK, _substitutes({**inert_shims(), **shims}):
         try:
-            spec.loader.exec_module(module)
+            return exec_file(name, file)
         except Exception as e:
             raise ForgeError(f"upstream's {path} failed to import: {type(e).__name__}: {e}") from e
-    return module
 
 
 def import_package(
@@ -163,17 +160,7 @@ def import_package(
         )
     with _LOCK, _substitutes({**inert_shims(), **shims}):
         if name not in sys.modules:
-            spec = importlib.util.spec_from_file_location(
-                name, folder / "__init__.py", submodule_search_locations=[str(folder)]
-            )
-            assert spec is not None and spec.loader is not None
-            package = importlib.util.module_from_spec(spec)
-            sys.modules[name] = package
-            try:
-                spec.loader.exec_module(package)
-            except Exception:
-                sys.modules.pop(name, None)
-                raise
+            exec_package(name, folder)
         try:
             return {sub: importlib.import_module(f"{name}.{sub}") for sub in submodules}
         except Exception as e:

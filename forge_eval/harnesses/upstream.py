@@ -58,6 +58,32 @@ def upstream_imports(imports: tuple[tuple[str, Path], ...]) -> Iterator[None]:
                     sys.modules[key] = old
 
 
+def exec_file(name: str, file: Path) -> ModuleType:
+    """Execute upstream's `file` as a module named `name`, outside `sys.modules`: nothing of ours imports
+    it by name, and a second tree's copy cannot collide with it."""
+    spec = importlib.util.spec_from_file_location(name, file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def exec_package(name: str, folder: Path) -> ModuleType:
+    """Execute upstream's package `folder` as `name`, registered in `sys.modules` so that its relative
+    imports resolve inside it; when it fails, nothing of it stays registered."""
+    init = folder / "__init__.py"
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(folder)])
+    assert spec is not None and spec.loader is not None
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    try:
+        spec.loader.exec_module(package)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return package
+
+
 @functools.cache
 def load_module(path: Path, imports: tuple[tuple[str, Path], ...] = ()) -> ModuleType:
     """The upstream module in file `path`, loaded once per process.
@@ -74,12 +100,9 @@ def load_module(path: Path, imports: tuple[tuple[str, Path], ...] = ()) -> Modul
             hint="the tree must be a clone of the upstream repository at its pinned commit (-T upstream_dir)",
         )
     name = "forge_eval_upstream_" + "_".join(path.with_suffix("").parts[-4:]).replace("-", "_")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
     with upstream_imports(imports) if imports else contextlib.nullcontext():
         try:
-            spec.loader.exec_module(module)
+            module = exec_file(name, path)
         except ImportError as e:
             raise ForgeError(
                 f"upstream's {path.name} cannot be loaded: {e}",
