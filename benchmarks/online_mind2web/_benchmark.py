@@ -28,7 +28,6 @@ class OnlineMind2Web(LiveWebBenchmark):
         paper_scores={"success_rate": 0.630},
         paper_source="OpenForgeRL (arXiv 2607.21557): Online-Mind2Web, 300 tasks, after RL",
     )
-    judge_kind = "webjudge"
     live_protocol = LiveProtocol(
         judge="webjudge",
         official_judge=OFFICIAL_JUDGE,

@@ -154,13 +154,12 @@ class LiveWebBenchmark(Benchmark):
     """A benchmark on the live web: refused offline, official data from `--data-dir` (else upstream), the
     MolmoWeb harness by default, an LLM judge bound to the model role "judge".
 
-    Subclasses declare their selection and Inspect task functions (`Benchmark`), their judge
-    (`judge_kind`, as `judge_info` knows it) and their protocol record (`live_protocol`).
+    Subclasses declare their selection and Inspect task functions (`Benchmark`) and their protocol record
+    (`live_protocol`, which names their judge as `judge_info` knows it).
     """
 
     default_harness = "molmoweb"
     accepts_data_dir = True
-    judge_kind: ClassVar[str]
     #: The benchmark's protocol record: upstream's elements and where this run's came from.
     live_protocol: ClassVar[LiveProtocol]
 
@@ -169,7 +168,7 @@ class LiveWebBenchmark(Benchmark):
         return browser_requirements()
 
     def judge_info(self, judge_model: str) -> dict[str, Any]:
-        return judge_info(self.judge_kind, judge_model, self.official.judge_model)
+        return judge_info(self.live_protocol.judge, judge_model, self.official.judge_model)
 
     def protocol(self, run: RunUsed) -> ProtocolRecord:
         return self.live_protocol.record(run)

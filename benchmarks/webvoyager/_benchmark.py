@@ -28,7 +28,6 @@ class WebVoyager(LiveWebBenchmark):
         paper_scores={"success_rate": 0.723},
         paper_source="OpenForgeRL (arXiv 2607.21557): WebVoyager Fara-595, MolmoWeb harness, after RL",
     )
-    judge_kind = "webvoyager"
     live_protocol = LiveProtocol(
         judge="webvoyager",
         official_judge=OFFICIAL_JUDGE,
