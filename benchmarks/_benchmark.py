@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
+from inspect_ai.log import EvalLog
 
 from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
@@ -128,6 +129,7 @@ class RunUsed:
         overrides: The part of `sampling` the run set on top of the task's own settings (`forge-eval
             run --temperature`, a reply cap), as Inspect recorded the eval's generate config.
         judge_model: The model bound to the judge role, if the benchmark has one.
+        model_roles: The run's other model roles (`--model-role`), role -> model.
         task_ids: The tasks that ran, sorted.
         skipped: Tasks that could not run here, task id -> reason.
         data_dir: `--data-dir`, if given (absolute).
@@ -139,6 +141,7 @@ class RunUsed:
     sampling: Mapping[str, Any] = field(default_factory=dict)
     overrides: Mapping[str, Any] = field(default_factory=dict)
     judge_model: str | None = None
+    model_roles: Mapping[str, str] = field(default_factory=dict)
     task_ids: tuple[str, ...] = ()
     skipped: Mapping[str, str] = field(default_factory=dict)
     data_dir: Path | None = None
@@ -244,6 +247,14 @@ class Benchmark:
             "it has no rollout_environment()",
             hint="forgelab has one; other benchmarks run in training through a task `command`",
         )
+
+    def upstream_metrics(
+        self, logs: list[EvalLog], ours: Mapping[str, Mapping[str, Any]], data_dir: Path | None
+    ) -> dict[str, dict[str, Any]]:
+        """Headline metrics that the benchmark's own upstream code computes from the run's logs, in
+        results.json's shape (`MetricResult`); each replaces forge-eval's metric of that name (`ours`).
+        None by default."""
+        return {}
 
     def protocol(self, run: RunUsed) -> ProtocolRecord:
         """The protocol record of a run: every element's official and used side (`forge_eval.rundir`).

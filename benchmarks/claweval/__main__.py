@@ -19,8 +19,9 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         if argv[0] == "traces":
-            folder = export_traces(Path(argv[1]), Path(argv[2]))
-            print(f"claweval: traces in {folder}; upstream's summary: python score_summary.py {argv[2]}")
+            folders = export_traces(Path(argv[1]), Path(argv[2]))
+            print(f"claweval: traces in {', '.join(map(str, folders))} (one folder per seed); "
+                  f"upstream's summary: python score_summary.py {argv[2]}")
             return 0
         tree = upstream_tree(argv[1] if len(argv) > 1 else None)
         python = ensure_venv(tree)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
+
+from inspect_ai.log import EvalLog
 
 from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
 from forge_eval.benchmarks.claweval import _protocol
-from forge_eval.benchmarks.claweval._data import select_tasks
+from forge_eval.benchmarks.claweval._data import data_root, select_tasks
 from forge_eval.benchmarks.claweval._judge import JUDGE, OFFICIAL_JUDGE
+from forge_eval.benchmarks.claweval._summary import upstream_metrics
 from forge_eval.benchmarks.claweval._task import DEFAULT_HARNESS, claweval
 from forge_eval.rundir import ProtocolRecord
 
@@ -41,3 +46,9 @@ class ClawEval(Benchmark):
 
     def protocol(self, run: RunUsed) -> ProtocolRecord:
         return _protocol.protocol(run)
+
+    def upstream_metrics(
+        self, logs: list[EvalLog], ours: Mapping[str, Mapping[str, Any]], data_dir: Path | None
+    ) -> dict[str, dict[str, Any]]:
+        """Score, pass line, pass^3 and pass@3 from upstream's own `score_summary.py` (`_summary.py`)."""
+        return upstream_metrics(data_root(data_dir), logs, ours)

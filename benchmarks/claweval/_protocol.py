@@ -18,6 +18,7 @@ import yaml
 from forge_eval.benchmarks._benchmark import RunUsed, task_set
 from forge_eval.benchmarks.claweval._data import data_root, load_tasks
 from forge_eval.benchmarks.claweval._judge import OFFICIAL_JUDGE
+from forge_eval.benchmarks.claweval._trial import USER_ROLE
 from forge_eval.benchmarks.claweval._upstream import COMMIT, REPO
 from forge_eval.rundir import NotUsed, ProtocolRecord, Upstream, Value, element, sha256_files
 
@@ -51,11 +52,14 @@ def protocol(run: RunUsed) -> ProtocolRecord:
     ours_sampling = {"temperature": 0.0, **dict(run.overrides)}
     loop = _file(tree, "src/claw_eval/runner/loop.py", "run_task")
     prompt = _file(tree, "src/claw_eval/runner/system_prompt.py", "build_system_prompt")
+    bound = run.model_roles.get(USER_ROLE)
+    user_model = bound or run.judge_model
+    how = f"--model-role {USER_ROLE}" if bound else f"the judge's model: role {USER_ROLE} unbound"
     user = (
         element(
             "user_model",
             Value(value=OFFICIAL_USER),
-            Value(value=run.judge_model, label=f"{run.judge_model} (role user, else the judge's model)"),
+            Value(value=user_model, label=f"{user_model} ({how})"),
             note="upstream's runner/user_agent.py with its prompts; its model is the run's",
         )
         if ran_multi_turn

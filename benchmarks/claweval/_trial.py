@@ -56,8 +56,8 @@ SPLIT_CONFIGS = {
     "multimodal": "config_multimodal.yaml",
     "multi_turn": "config_user_agent.yaml",
 }
-#: The simulated user's model role (unbound: the judge's model serves it, as upstream falls back to the
-#: judge's key).
+#: The simulated user's model role (`forge-eval run --model-role user=MODEL`; unbound: the judge's model
+#: serves it, as upstream falls back to the judge's key).
 USER_ROLE = "user"
 #: Sampling settings a client's own request may carry through to the model (upstream's provider sends
 #: temperature 0); the run's pinned settings (seed, reply cap) win over them.
@@ -155,7 +155,7 @@ def write_config(
     return path
 
 
-def _driver_env(tree: Path, home: Path) -> dict[str, str]:
+def driver_env(tree: Path, home: Path) -> dict[str, str]:
     """The driver's environment: nothing of ours (no credentials), upstream's package on the path."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -176,7 +176,7 @@ async def run_driver(python: Path, spec: dict[str, Any], work: Path, tree: Path)
     with open(log_path, "wb") as log:
         process = await asyncio.create_subprocess_exec(
             str(python), str(RUN_TRIAL), str(spec_path),
-            cwd=tree, env=_driver_env(tree, work), stdout=log, stderr=asyncio.subprocess.STDOUT,
+            cwd=tree, env=driver_env(tree, work), stdout=log, stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
         try:

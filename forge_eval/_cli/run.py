@@ -63,6 +63,15 @@ DETERMINISTIC_COST = "about 2.5x the time (the quick-start run: 33 min against 1
     "model string or an embedded model name. Default: the benchmark's official judge.",
 )
 @click.option(
+    "--model-role",
+    "model_roles",
+    multiple=True,
+    metavar="ROLE=MODEL",
+    help="Bind an Inspect model role the benchmark's code calls to a model (an Inspect model string or an "
+    "embedded model name), as `inspect eval --model-role` does, e.g. --model-role user=openai/gpt-4o "
+    "(Claw-Eval's simulated user); --model-role judge=MODEL is --judge MODEL.",
+)
+@click.option(
     "--data-dir",
     type=click.Path(path_type=Path),
     default=None,
@@ -103,6 +112,7 @@ def run(
     max_connections: int | None,
     out: Path | None,
     judge: str | None,
+    model_roles: tuple[str, ...],
     data_dir: Path | None,
     deterministic: bool,
     no_sandbox: bool,
@@ -131,6 +141,7 @@ def run(
         max_tokens=max_tokens,
         max_connections=max_connections,
         judge=judge,
+        model_roles=parse_model_roles(model_roles),
         data_dir=data_dir,
         deterministic=deterministic,
         no_sandbox=no_sandbox,
@@ -245,3 +256,16 @@ def print_headline(results: dict, out: Path, report: Path | None) -> None:
     files = RunDir(out)
     console.print(f"results: {files.results.resolve()}")
     console.print(f"logs:    inspect view --log-dir {files.logs.resolve()}")
+
+
+def parse_model_roles(pairs: tuple[str, ...]) -> dict[str, str]:
+    """`--model-role ROLE=MODEL` pairs: one model name per role (Inspect's inline YAML model configs and
+    model lists are not taken: a run records each role's model by name)."""
+    roles = parse_key_values(pairs, "--model-role")
+    for role, model in roles.items():
+        if not isinstance(model, str) or not model or "," in model:
+            raise click.BadParameter(
+                f"{role}={model!r}: expected one model name (an Inspect model string or an embedded model)",
+                param_hint="--model-role",
+            )
+    return roles

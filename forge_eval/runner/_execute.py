@@ -51,6 +51,7 @@ _IDENTITY_KEYS = (
     "temperature",
     "model_base_url",
     "judge",
+    "model_roles",
     "data_dir",
     "deterministic",
     "max_tokens",
@@ -153,7 +154,7 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
         model = stack.enter_context(
             resolved_model(spec.model, spec.model_base_url, plan.model_args, spec.deterministic)
         )
-        roles = _judge_roles(plan, model, stack)
+        roles = _model_roles(plan, model, stack)
         _claim_run_dir(spec, plan.harness)
         # harness programs' proxies record every call under the run; sandboxed unless --no-sandbox; in
         # their small-prompt mode for the embedded model (its 8k context holds no full harness prompt)
@@ -249,17 +250,24 @@ def _max_tasks(plan: RunPlan, model: ResolvedModel, n_tasks: int) -> int:
     return 1 if model.embedded and external else n_tasks
 
 
-def _judge_roles(plan: RunPlan, model: ResolvedModel, stack: ExitStack) -> dict[str, Any] | None:
-    """The Inspect model roles of the run: the judge, served here when it is an embedded model."""
-    judge, role = plan.spec.judge, plan.judge_role
-    if judge is None or role is None:
-        return None
-    if judge not in EMBEDDED_MODELS:
-        return {role: judge}
-    if model.embedded and model.label == EMBEDDED_MODELS.get(judge).name:
-        return {role: model.get_model(role=role)}
-    served = stack.enter_context(resolved_model(judge, deterministic=plan.spec.deterministic))
-    return {role: served.get_model(role=role)}
+def _model_roles(plan: RunPlan, model: ResolvedModel, stack: ExitStack) -> dict[str, Any] | None:
+    """The Inspect model roles of the run: the judge and `--model-role`s, an embedded model served here
+    (once per model: roles bound to the same one share its server)."""
+    names = dict(plan.spec.model_roles)
+    if plan.spec.judge is not None and plan.judge_role is not None:
+        names[plan.judge_role] = plan.spec.judge
+    served: dict[str, ResolvedModel] = {}
+    roles: dict[str, Any] = {}
+    for role, name in names.items():
+        if name not in EMBEDDED_MODELS:
+            roles[role] = name
+            continue
+        if model.embedded and model.label == EMBEDDED_MODELS.get(name).name:
+            served[name] = model
+        elif name not in served:
+            served[name] = stack.enter_context(resolved_model(name, deterministic=plan.spec.deterministic))
+        roles[role] = served[name].get_model(role=role)
+    return roles or None
 
 
 def _judge_info(plan: RunPlan, protocol: ProtocolRecord) -> JudgeInfo | None:
@@ -296,6 +304,7 @@ def _run_used(plan: RunPlan, logs: list[EvalLog], table: pd.DataFrame) -> RunUse
         sampling={k: config[k] for k in SAMPLING_KEYS if k in config},
         overrides={k: run_level[k] for k in SAMPLING_KEYS if k in run_level},
         judge_model=plan.spec.judge,
+        model_roles=dict(plan.spec.model_roles),
         task_ids=tuple(sorted(str(t) for t in table["task_id"].unique())),
         skipped=dict(plan.skipped),
         data_dir=plan.spec.data_dir,
@@ -347,6 +356,8 @@ def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
     metrics = summarize_trials(
         table, epochs=spec.epochs, graded=official.graded, fractional=official.fractional_success
     )
+    values = {name: summary.to_dict() for name, summary in metrics.items()}
+    values.update(benchmark.upstream_metrics(logs, values, spec.data_dir))
     n_run = int(table["task_id"].nunique())
     protocol = _protocol(plan, _run_used(plan, logs, table))
     results = RunResults.model_validate(
@@ -368,7 +379,7 @@ def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
             "model_base_url": spec.model_base_url,
             "data_dir": str(spec.data_dir) if spec.data_dir else None,
             "deterministic": spec.deterministic,
-            "metrics": {name: summary.to_dict() for name, summary in metrics.items()},
+            "metrics": values,
             "protocol": protocol,
             "judge": _judge_info(plan, protocol),
             "subset": SubsetInfo(

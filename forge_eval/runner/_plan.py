@@ -72,7 +72,8 @@ def plan_run(spec: RunSpec) -> RunPlan:
             "e.g. vLLM's --seed and batch-invariant kernels)",
         )
     data_dir = _data_dir(spec.data_dir, benchmark)
-    judge = _judge(spec.judge, benchmark)
+    judge = _judge(_role_judge(spec, benchmark), benchmark)
+    roles = {r: m for r, m in spec.model_roles.items() if r != benchmark.official.judge_role}
     if judge is not None and judge != spec.judge:
         notes.append(f"judge: {judge} (the official judge of {benchmark.name}; set --judge to change)")
 
@@ -88,12 +89,15 @@ def plan_run(spec: RunSpec) -> RunPlan:
         check_embedded_model_args(spec.model, model_args)
     if judge is not None and judge not in EMBEDDED_MODELS:
         check_model(judge, None, {}, "--judge")
+    for role, name in roles.items():
+        if name not in EMBEDDED_MODELS:
+            check_model(name, None, {}, f"--model-role {role}")
 
     options = _task_options(spec, benchmark)
     # One selection, with the task's own options, gives the skipped tasks and the count of chosen ones.
     selection = benchmark.selection(data_dir, **{k: v for k, v in options.items() if k != "data_dir"})
     selection.runnable(benchmark.name)  # nothing can run here: stop before anything is created
-    resolved = replace(spec, epochs=epochs, judge=judge, data_dir=data_dir)
+    resolved = replace(spec, epochs=epochs, judge=judge, model_roles=roles, data_dir=data_dir)
     skipped, n_total = dict(selection.skipped), selection.n_total
     return RunPlan(resolved, benchmark, harness, options, model_args, skipped, n_total, tuple(notes))
 
@@ -121,6 +125,18 @@ def _data_dir(data_dir: Path | None, benchmark: Benchmark) -> Path | None:
             f"--data-dir {data_dir} {what}", f"point it at a local copy of {benchmark.name}'s task data"
         )
     return data_dir.resolve()
+
+
+def _role_judge(spec: RunSpec, benchmark: Benchmark) -> str | None:
+    """`--judge`, or `--model-role` naming the benchmark's judge role (Inspect's way to bind it)."""
+    role = benchmark.official.judge_role
+    bound = spec.model_roles.get(role) if role is not None else None
+    if bound is not None and spec.judge is not None and bound != spec.judge:
+        raise UsageError(
+            f"--judge {spec.judge} and --model-role {role}={bound} bind the judge to two models",
+            "pass one of them",
+        )
+    return spec.judge or bound
 
 
 def _judge(judge: str | None, benchmark: Benchmark) -> str | None:

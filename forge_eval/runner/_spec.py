@@ -31,6 +31,8 @@ class RunSpec:
         max_connections: Concurrent model connections (None = Inspect's default, 2 for the embedded model).
         judge: Inspect model string (or embedded model name) bound to the benchmark's judge role;
             None = the official judge.
+        model_roles: Other Inspect model roles the benchmark's code calls (role -> Inspect model string
+            or embedded model name; `--model-role ROLE=MODEL`), e.g. Claw-Eval's simulated `user`.
         data_dir: The benchmark's task data (`Benchmark.accepts_data_dir`); None = its own source.
         deterministic: Serve the embedded model in its exactly repeatable mode (slower).
         no_sandbox: Run harness programs (codex, claude-code, openclaw) as plain host processes instead of
@@ -53,6 +55,7 @@ class RunSpec:
     max_tokens: int | None = None
     max_connections: int | None = None
     judge: str | None = None
+    model_roles: dict[str, str] = field(default_factory=dict)
     data_dir: Path | None = None
     deterministic: bool = False
     no_sandbox: bool = False

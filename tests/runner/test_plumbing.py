@@ -86,6 +86,10 @@ def test_judge_data_dir_and_official_epochs_reach_the_run_and_results(tmp_path, 
         (["probe", "--data-dir", "."], "reads no external task data"),
         (["judged-probe", "--data-dir", "/nonexistent/fe"], "--data-dir /nonexistent/fe does not exist"),
         (["probe", "--model", "openai-api/rec/m", "--deterministic"], "is the embedded model's"),
+        (
+            ["judged-probe", "--judge", "openai/a", "--model-role", "judge=openai/b", "--data-dir", "."],
+            "--judge openai/a and --model-role judge=openai/b bind the judge to two models",
+        ),
     ],
 )
 def test_options_a_benchmark_cannot_use_are_refused(tmp_path, args, message):
@@ -106,3 +110,29 @@ def test_a_run_directory_of_an_older_version_resumes(tmp_path):
     assert json.loads((tmp_path / "run.json").read_text())["seeds"] == [0, 3]
     with pytest.raises(UsageError, match="differs in: epochs"):
         _claim_run_dir(RunSpec(benchmark="probe", seeds=(0,), out=tmp_path, epochs=2), "react")
+
+
+def test_model_roles_bind_inspect_roles_as_inspects_cli_does(tmp_path, monkeypatch):
+    """`--model-role ROLE=MODEL` binds any role the benchmark's code calls (Claw-Eval's `user`); the judge
+    role given that way is the judge; each role gets its own Inspect model bound to that role."""
+    from types import SimpleNamespace
+
+    from forge_eval._cli.run import parse_model_roles
+    from forge_eval.runner import RunSpec, plan_run
+    from forge_eval.runner._execute import _identity, _model_roles
+
+    roles = parse_model_roles(("user=openai-api/rec/user-m", "judge=openai-api/rec/judge-m"))
+    monkeypatch.setenv("REC_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("REC_API_KEY", "test")
+    spec = RunSpec(
+        benchmark="judged-probe", seeds=(0,), out=tmp_path / "run", data_dir=tmp_path, model_roles=roles
+    )
+    (tmp_path / "tasks.json").write_text(json.dumps(TASKS))
+    plan = plan_run(spec)
+    assert plan.spec.judge == "openai-api/rec/judge-m"
+    assert plan.spec.model_roles == {"user": "openai-api/rec/user-m"}
+    assert _identity(plan.spec, "react")["model_roles"] == {"user": "openai-api/rec/user-m"}
+    bound = _model_roles(plan, SimpleNamespace(embedded=False), None)
+    assert bound == {"user": "openai-api/rec/user-m", "judge": "openai-api/rec/judge-m"}
+    with pytest.raises(Exception, match="expected one model name"):
+        parse_model_roles(("user=a/b,c/d",))

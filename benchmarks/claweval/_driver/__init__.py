@@ -2,10 +2,12 @@
 
 They import nothing of forge_eval (upstream's venv does not hold it).
 `run_trial.py` runs one Claw-Eval trial as each worker of upstream's `claw-eval batch` runs one
-(`claw_eval.cli._run_single_task`).
+(`claw_eval.cli._run_single_task`); `summarize.py` summarizes trace folders with upstream's
+`score_summary.py`.
 """
 
 from pathlib import Path
 
 DRIVER_DIR = Path(__file__).parent
 RUN_TRIAL = DRIVER_DIR / "run_trial.py"
+SUMMARIZE = DRIVER_DIR / "summarize.py"

@@ -171,6 +171,12 @@ def test_protocol_record_names_what_differs_from_upstreams_official_command(claw
         data_dir=claweval_tree,
     ))
     assert {"judge model", "simulated-user model"} <= {e.name for e in smoke.elements if not e.matches}
+    # the user role bound to its own model (`--model-role user=...`) is what the record names
+    (user,) = entry.protocol(RunUsed(
+        harness="claw-loop", judge_model="qwen-0.5b", model_roles={"user": "openai/gpt-4.1"},
+        task_ids=("C01zh_mortgage_prepay",), data_dir=claweval_tree,
+    )).of("user_model")
+    assert user.ours.value == "openai/gpt-4.1" and "--model-role user" in user.ours.label
 
 
 def test_claw_loop_runs_only_claweval(tmp_path: Path) -> None:

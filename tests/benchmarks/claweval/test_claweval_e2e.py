@@ -45,3 +45,9 @@ def test_offline_run_with_the_embedded_model_and_smoke_judge(
     trials = pd.read_csv(out / "trials.csv")
     assert len(trials) == 2 and trials["score"].between(0, 1).all()
     assert (trials["passed"] == (trials["score"] >= 0.75)).all()
+    # the score is upstream's summary: one trial per seed, padded with 0 up to its 3
+    score = results["metrics"]["mean_score"]
+    assert "score_summary.py" in score["estimator"]
+    by_seed = trials.groupby("seed")["score"].sum() / 3
+    assert [s["estimate"] for s in score["per_seed"]] == pytest.approx(list(by_seed), abs=1e-9)
+    assert results["metrics"]["pass^3"]["estimate"] == 0.0

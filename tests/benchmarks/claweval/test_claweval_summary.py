@@ -1,5 +1,5 @@
 """Upstream's own `score_summary.py` on a run's traces (exported in upstream's layout): its pass line and
-its padding of missing trials with 0 up to 3."""
+its padding of missing trials with 0 up to 3; results.json's Claw-Eval metrics are its figures."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalError, EvalLog
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, get_model
 
-from forge_eval.benchmarks.claweval import claweval
+from forge_eval.benchmarks.claweval import ClawEval, claweval
 from forge_eval.benchmarks.claweval.__main__ import main as claweval_main
 from tests.benchmarks.claweval.test_claweval_parity import lister
 from tests.benchmarks.claweval.test_claweval_upstream import (
@@ -69,7 +70,31 @@ def test_upstreams_score_summary_reads_our_traces(
     assert summary(claweval_python, claweval_tree, tmp_path / "traces") == (
         pytest.approx(mean, abs=5e-4), "1/2", "1/2", "1/2",
     )
+    # results.json's metrics are what upstream's summary computes (called in its venv, not re-derived)
+    ours = {"mean_score": {"estimate": mean, "ci_low": 0.1, "ci_high": 0.9}, "pass^3": {"estimate": 0.25}}
+    metrics = ClawEval().upstream_metrics([log], ours, claweval_tree)
+    assert {name: m["estimate"] for name, m in metrics.items()} == {
+        "mean_score": pytest.approx(mean, abs=1e-12), "pass^3": 0.5, "pass@3": 0.5, "avg_pass": 0.5,
+    }
+    assert "score_summary.py" in metrics["pass^3"]["estimator"]
+    # our interval is kept only where our estimate is upstream's
+    assert (metrics["mean_score"]["ci_low"], metrics["pass^3"]["ci_low"]) == (0.1, None)
+    # an errored trial (no graded trace) is padded as upstream pads it: T002 no longer passes all 3
+    failed = errored(log, "T002_email_triage")
+    metrics = ClawEval().upstream_metrics([failed], {}, claweval_tree)
+    assert metrics["pass^3"]["estimate"] == 0.0 and metrics["pass@3"]["estimate"] == 0.5
+    assert metrics["mean_score"]["estimate"] == pytest.approx(mean - 1 / 6, abs=1e-12)
+    assert metrics["mean_score"]["n_trials"] == 5
     # a missing trial counts as 0: T002 no longer passes all 3, its average drops by a third
     next(folder.glob("T002_email_triage_*.jsonl")).unlink()
     avg, _, any_pass, all_pass = summary(claweval_python, claweval_tree, tmp_path / "traces")
     assert (any_pass, all_pass) == ("1/2", "0/2") and avg == pytest.approx(mean - 1 / 6, abs=5e-4)
+
+
+def errored(log: EvalLog, task_id: str) -> EvalLog:
+    """`log` with the first trial of `task_id` ended in an error before upstream graded it."""
+    samples = [s.model_copy() for s in log.samples or []]
+    first = next(i for i, s in enumerate(samples) if s.id == task_id)
+    error = EvalError(message="driver failed", traceback="", traceback_ansi="")
+    samples[first] = samples[first].model_copy(update={"store": {}, "error": error})
+    return log.model_copy(update={"samples": samples})
