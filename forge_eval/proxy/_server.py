@@ -242,7 +242,16 @@ async def serve_in_task(app: Any, port: int | None = None) -> AsyncIterator[str]
     here: reach it in-process with `HttpProxyControl.in_process(create_control_app(app), admin_key)`.
     """
     sock = Listener(port=port or 0).bind()
-    server = _EmbeddedServer(_uvicorn_config(app))
+    stopping = False
+
+    async def served(scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await app(scope, receive, send)
+        except asyncio.CancelledError:
+            if not stopping:
+                raise  # cancelled at shutdown (below) is no error of the app's: uvicorn would log it
+
+    server = _EmbeddedServer(_uvicorn_config(served))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started:
@@ -252,5 +261,10 @@ async def serve_in_task(app: Any, port: int | None = None) -> AsyncIterator[str]
             await asyncio.sleep(0.01)
         yield url_of(sock)
     finally:
-        server.should_exit = True
+        server.should_exit = stopping = True
+        # The caller is done with the server: a request still running (one whose client gave up on it,
+        # or the cancelled sample's own) is cancelled, not waited for; uvicorn's graceful shutdown would
+        # wait for it without bound (MCP-Atlas: a loop run past upstream's attempt timeout).
+        for running in list(server.server_state.tasks):
+            running.cancel()
         await task

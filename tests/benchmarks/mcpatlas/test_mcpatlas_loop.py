@@ -156,7 +156,7 @@ class SlowAgentAPI(ModelAPI):
         if any(isinstance(m, ChatMessageTool) for m in input):
             output = ModelOutput.from_content(self.model_name, "Done waiting.")
         else:
-            output = ModelOutput.for_tool_call(self.model_name, "slow_wait", {"seconds": 6})
+            output = ModelOutput.for_tool_call(self.model_name, "slow_wait", {"seconds": 60})
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
         return output
 
@@ -166,8 +166,9 @@ def test_an_attempt_past_upstreams_timeout_is_given_up(
     upstream_trees: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Upstream's script reads its per-attempt timeout and attempt count from the environment (defaults
-    240 s and 3); with 2 s and 1 attempt, a tool that takes 6 s leaves the task without an answer, which
-    upstream then scores as an empty response."""
+    240 s and 3); with 2 s and 1 attempt, a tool that takes 60 s leaves the task without an answer, which
+    upstream then scores as an empty response, and the sample ends then: the loop's run that upstream's
+    script gave up on is cancelled, not waited for."""
     monkeypatch.setenv("CLIENT_TIMEOUT", "2")
     monkeypatch.setenv("MAX_RETRY_ATTEMPTS", "1")
     metadata = {"upstream_tree": str(upstream_trees / "scaleapi+mcp-atlas@b290e67")}
@@ -183,4 +184,25 @@ def test_an_attempt_past_upstreams_timeout_is_given_up(
     [done] = log.samples or []
     info = next(e.data for e in done.events if e.event == "info" and e.source == "atlas-loop")
     assert info["attempts"] == 1 and not info["answer_found"]
+    assert info["wall_s"] < 30  # not the tool's 60 s
     assert done.output.completion == ""
+
+
+@pytest.mark.slow
+def test_the_time_limit_ends_a_sample_promptly(upstream_trees: Path, tmp_path: Path) -> None:
+    """A sample past its time limit ends then, with upstream's attempt still running (its loop's run, the
+    tool call in it): the limit is the sample's error, and the next sample does not wait for that run."""
+    metadata = {"upstream_tree": str(upstream_trees / "scaleapi+mcp-atlas@b290e67")}
+    samples = [Sample(id=f"t{i}", input="Wait 60 seconds.", metadata=metadata) for i in (4, 5)]
+    solver = HARNESSES.get("atlas-loop").solver(tools=[slow_wait()], system_prompt="")
+    [log] = inspect_eval(
+        Task(dataset=samples, solver=solver, time_limit=3),
+        model="atlas-slow-agent/agent",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        max_samples=1,
+    )
+    assert log.status == "success", log.error
+    for done in log.samples or []:
+        assert done.limit is not None and done.limit.type == "time"
+        assert done.total_time is not None and done.total_time < 30  # not the tool's 60 s
