@@ -14,13 +14,14 @@ from inspect_ai.dataset import Sample
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._selection import Selection, select
-from forge_eval.benchmarks.web import fara_source, locate_version, molmoweb_source
+from forge_eval.benchmarks.web import fara_source, live_sample, locate_version, molmoweb_source
 
 SOURCES = {
     "2025-06": fara_source("online-mind2web-2025-06", "Online_Mind2Web_06042025.json", "om2w"),
     "2025-11": molmoweb_source("online-mind2web-2025-11", "online_mind2web.json"),
 }
 VERSIONS = tuple(SOURCES)
+DEFAULT_VERSION = "2025-11"
 #: The suffix MolmoWeb's copy gives the tasks the 2025-11-03 update replaced.
 REVISED_SUFFIX = "_110325"
 LEVELS = ("easy", "medium", "hard")
@@ -40,7 +41,7 @@ class Mind2WebTask:
         return self.id.endswith(REVISED_SUFFIX)
 
 
-def load_tasks(version: str = "2025-11", data_dir: Path | str | None = None) -> list[Mind2WebTask]:
+def load_tasks(version: str = DEFAULT_VERSION, data_dir: Path | str | None = None) -> list[Mind2WebTask]:
     """The tasks of one version, from `data_dir` (a copy of the upstream repo or its data folder)."""
     source, folder = locate_version(SOURCES, version, data_dir, "Online-Mind2Web")
     path = folder / source.marker
@@ -65,25 +66,22 @@ def load_tasks(version: str = "2025-11", data_dir: Path | str | None = None) -> 
 
 def to_sample(task: Mind2WebTask, version: str) -> Sample:
     """MolmoWeb's Online-Mind2Web prompt is the task itself; the episode starts on the website."""
-    return Sample(
-        id=task.id,
-        input=task.task,
-        metadata={
-            "site_url": task.website,
-            "start_url": task.website,
-            "task": task.task,
-            "difficulty": task.level,
-            "category": task.level,
-            "reference_length": task.reference_length,
-            "revised": task.revised,
-            "version": version,
-        },
+    return live_sample(
+        task.id,
+        task.task,
+        site_url=task.website,
+        start_url=task.website,
+        category=task.level,
+        version=version,
+        difficulty=task.level,
+        reference_length=task.reference_length,
+        revised=task.revised,
     )
 
 
 def select_tasks(
     data_dir: Path | str | None = None,
-    version: str = "2025-11",
+    version: str = DEFAULT_VERSION,
     task_ids: str | None = None,
     level: str | None = None,
 ) -> Selection:

@@ -7,7 +7,7 @@ MolmoWeb JSON actions; `browser_tools()` exposes them to Inspect agents; every s
 (`pip install 'forge-eval[web]'`); importing this package does not need it.
 """
 
-from forge_eval.benchmarks.services._app import WORLD_HEADER
+from forge_eval.benchmarks.services import WORLD_HEADER
 from forge_eval.benchmarks.web._actions import ACTIONS, Action, ActionError, ActionSpec, parse_action
 from forge_eval.benchmarks.web._agent import web_agent
 from forge_eval.benchmarks.web._binding import bind_env, current_env, unbind_env
@@ -25,8 +25,13 @@ from forge_eval.benchmarks.web._episode import close_episode, open_episode
 from forge_eval.benchmarks.web._live import (
     DEFAULT_MAX_STEPS,
     DEFAULT_TIME_LIMIT,
+    LIVE_HARNESS,
+    LiveOptions,
     LiveProtocol,
     LiveWebBenchmark,
+    live_official,
+    live_sample,
+    live_web_options,
     live_web_task,
 )
 from forge_eval.benchmarks.web._tools import browser_tools, observation_content
@@ -38,6 +43,7 @@ __all__ = [
     "DEFAULT_MAX_STEPS",
     "DEFAULT_TIME_LIMIT",
     "EXECUTABLE_ENV",
+    "LIVE_HARNESS",
     "WORLD_HEADER",
     "Action",
     "ActionError",
@@ -46,6 +52,7 @@ __all__ = [
     "BrowserCrashedError",
     "BrowserSession",
     "BrowserUnavailableError",
+    "LiveOptions",
     "LiveProtocol",
     "LiveWebBenchmark",
     "Observation",
@@ -60,6 +67,9 @@ __all__ = [
     "current_env",
     "fara_source",
     "find_executable",
+    "live_official",
+    "live_sample",
+    "live_web_options",
     "live_web_task",
     "locate_version",
     "molmoweb_source",

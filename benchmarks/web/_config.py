@@ -119,7 +119,7 @@ def _playwright_browser_installed() -> bool:
 def require_playwright() -> None:
     """Fail with an install hint when the optional Playwright dependency is missing."""
     try:
-        import playwright  # noqa: F401
+        import playwright  # noqa: F401  # optional: the `web` extra
     except ImportError:
         raise BrowserUnavailableError(
             "the web benchmarks need Playwright, which is not installed",

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urljoin
 
 from forge_eval._errors import ForgeError
-from forge_eval.benchmarks.services._app import WORLD_HEADER
+from forge_eval.benchmarks.services import WORLD_HEADER
 from forge_eval.benchmarks.web._actions import Action, ActionError, parse_action
 from forge_eval.benchmarks.web._config import BrowserConfig, find_executable, require_playwright
 from forge_eval.benchmarks.web._egress import EgressGate

@@ -1,37 +1,43 @@
-"""Live-web benchmarks (WebVoyager, Online-Mind2Web): their one base class, the online check, task
-selection and the shared Inspect task.
+"""Live-web benchmarks (WebVoyager, Online-Mind2Web): their one base class, the online check, their
+options, samples and Inspect task.
 
 Without internet these benchmarks run against nothing, so a run offline is refused with exit 2. For
-tests and demos, `local_clones=True` maps the real hostnames that weblab clones (Allrecipes, Amazon,
-Cambridge Dictionary, ...) onto the local weblab sites; such runs are marked `live_web: false` and are
-not comparable with published numbers.
+tests and demos, `local_clones=True` maps the real hostnames that a local stand-in clones (weblab's
+Allrecipes, Amazon, Cambridge Dictionary, ...) onto its sites; such runs are marked `live_web: false` and
+are not comparable with published numbers.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import socket
-from typing import Any, ClassVar, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, get_type_hints
 from urllib.parse import urlsplit
 
 import anyio
 from inspect_ai import Task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval._errors import UsageError
-from forge_eval.benchmarks._benchmark import Benchmark, RunUsed
+from forge_eval.benchmarks._acquire import DataSource
+from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
+from forge_eval.benchmarks._selection import Selection
+from forge_eval.benchmarks._task import benchmark_task
 from forge_eval.benchmarks.web._agent import web_agent
 from forge_eval.benchmarks.web._config import BrowserConfig, browser_requirements
 from forge_eval.benchmarks.web._episode import close_episode, open_episode
 from forge_eval.benchmarks.web._protocol import LiveProtocol
-from forge_eval.benchmarks.web.judges import judge_info
-from forge_eval.harnesses import HARNESSES
+from forge_eval.benchmarks.web.judges import JUDGE_ROLE, judge_info
 from forge_eval.rundir import ProtocolRecord
 
-T = TypeVar("T")
-
+#: The harness the paper ran both benchmarks with.
+LIVE_HARNESS = "molmoweb"
 #: MolmoWeb's `--max_steps` default: the harness the paper ran both benchmarks with (Fara's runs use 100;
 #: neither benchmark has an official cap of its own).
 DEFAULT_MAX_STEPS = 30
@@ -72,81 +78,173 @@ def require_live_web(benchmark: str) -> None:
         )
 
 
-def clone_host_map() -> dict[str, str]:
-    """Real hostname -> local weblab site, for the sites weblab clones."""
-    from forge_eval.benchmarks.weblab import clone_map, sites
-
-    return clone_map(sites())
+#: Real hostname -> local site, for the sites a local stand-in clones (weblab's `clone_host_map`).
+Clones = Callable[[], dict[str, str]]
 
 
-def on_cloned_site(sample: Sample, clones: dict[str, str]) -> bool:
+@dataclass(frozen=True)
+class LiveOptions:
+    """The options every live-web task takes, besides its version and its own filter.
+
+    `@live_web_options` spells them out in the task function's signature, so Inspect's `-T` and
+    `forge-eval run -T` see each one by name.
+
+    Attributes:
+        seed: Sampling seed passed to the model.
+        harness: "molmoweb" (the protocol) or a tool-calling harness with browser tools.
+        task_ids: Comma-separated task ids.
+        max_steps: Browser actions per episode.
+        time_limit: Seconds per trajectory.
+        observation: molmoweb's observation: auto, screenshot or text.
+        judge_text: Judge from ARIA + OCR text instead of screenshots (not comparable).
+        max_tokens: Most tokens per model reply.
+        local_clones: Run the tasks of sites weblab clones against those clones, the others skipped with
+            the reason (an offline plumbing check, marked `live_web: false`).
+        data_dir: A copy of the upstream data (default: the cache, else the pinned upstream download).
+        upstream_dir: A clone of an upstream repository at its pinned commit (the judge's, MolmoWeb's
+            agent), or a folder of such trees named `owner+name@commit` (default: the cache, else
+            downloaded).
+    """
+
+    seed: int = 0
+    harness: str = LIVE_HARNESS
+    task_ids: str | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    time_limit: int = DEFAULT_TIME_LIMIT
+    observation: str = "auto"
+    judge_text: bool = False
+    max_tokens: int = 1024
+    local_clones: bool = False
+    data_dir: str | None = None
+    upstream_dir: str | None = None
+
+
+_HINTS = get_type_hints(LiveOptions)
+_OPTIONS = [
+    inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_HINTS[f.name])
+    for f in fields(LiveOptions)
+]
+
+
+def live_web_options(function: Callable[..., Task]) -> Callable[..., Task]:
+    """Give a live-web task function, declared as `(own options..., *, options: LiveOptions)`, every
+    `LiveOptions` field as a keyword parameter of its own: Inspect reads a task's options (`-T`) and
+    records its arguments from the signature, so they are spelled out there, from this one source."""
+    own = inspect.signature(function)
+    kept = [p for p in own.parameters.values() if p.name != "options"]
+
+    @functools.wraps(function)
+    def task_function(*args: Any, **kwargs: Any) -> Task:
+        live = {p.name: kwargs.pop(p.name) for p in _OPTIONS if p.name in kwargs}
+        return function(*args, options=LiveOptions(**live), **kwargs)
+
+    task_function.__signature__ = own.replace(parameters=[*kept, *_OPTIONS])  # type: ignore[attr-defined]
+    return task_function
+
+
+def _on_cloned_site(sample: Sample, clones: dict[str, str]) -> bool:
     return (urlsplit(sample.metadata["site_url"]).hostname or "") in clones if sample.metadata else False
 
 
 @solver
-def live_setup(max_steps: int, local_clones: bool) -> Solver:
-    """Open the sample's browser episode on the live web (or on weblab's clones)."""
+def live_setup(max_steps: int, clones: Clones | None) -> Solver:
+    """Open the sample's browser episode on the live web (or, given `clones`, on the local clones)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        if local_clones:
-            clones = await anyio.to_thread.run_sync(clone_host_map)
-            config = BrowserConfig(offline=True, host_map=clones)
+        if clones is not None:
+            config = BrowserConfig(offline=True, host_map=await anyio.to_thread.run_sync(clones))
         else:
             config = BrowserConfig(offline=False)
-        state.metadata["live_web"] = not local_clones
+        state.metadata["live_web"] = clones is None
         await open_episode(state, config, max_steps)
         return state
 
     return solve
 
 
-def live_web_task(
+def live_sample(
+    task_id: str,
+    prompt: str,
     *,
+    site_url: str,
+    start_url: str,
+    category: str,
+    version: str,
+    target: str = "",
+    **metadata: Any,
+) -> Sample:
+    """A live-web sample: the episode starts at `start_url`; `site_url` is the site the task is about
+    (local clones are chosen by its host); `metadata` holds the benchmark's own fields."""
+    return Sample(
+        id=task_id,
+        input=prompt,
+        target=target,
+        metadata={
+            "site_url": site_url,
+            "start_url": start_url,
+            "task": prompt,
+            "category": category,
+            "version": version,
+            **metadata,
+        },
+    )
+
+
+def live_web_task(
     name: str,
-    samples: list[Sample],
-    judge: Scorer,
-    seed: int,
-    harness: str,
-    max_steps: int,
-    time_limit: int,
-    observation: str,
-    max_tokens: int,
-    local_clones: bool,
-    metadata: dict[str, Any],
-    upstream_dir: str | None = None,
+    selection: Selection,
+    judge: Callable[[bool, str | None], Scorer],
+    options: LiveOptions,
+    clones: Clones,
+    version: str,
 ) -> Task:
     """The Inspect task of a live-web benchmark: one browser episode per sample, scored by its judge.
 
-    The options both benchmarks' `@task` functions take and pass on:
-        seed: Sampling seed passed to the model.
-        harness: "molmoweb" (the protocol) or a tool-calling harness with browser tools.
-        max_steps: Browser actions per episode.
-        time_limit: Seconds per trajectory.
-        observation: molmoweb's observation: auto, screenshot or text.
-        max_tokens: Most tokens per model reply.
-        local_clones: Run only the tasks of sites weblab clones, against those clones (offline plumbing
-            check, marked `live_web: false`).
-        upstream_dir: Where the pinned upstream trees are (the judge's, MolmoWeb's agent).
+    Args:
+        name: The benchmark's name.
+        selection: The chosen tasks.
+        judge: The benchmark's judge as a scorer, given `judge_text` and `upstream_dir`.
+        options: The task's live-web options.
+        clones: The local clones of real sites (used with `options.local_clones`).
+        version: The task data's version (task metadata).
     """
-    if local_clones:
-        clones = clone_host_map()
-        samples = [s for s in samples if on_cloned_site(s, clones)]
-        if not samples:
-            raise UsageError(
-                f"none of the selected {name} tasks is on a site weblab clones",
-                hint=f"cloned hosts: {', '.join(sorted(clones))}",
-            )
-    HARNESSES.get(harness)  # unknown names fail here, before any sample runs
-    return Task(
-        dataset=MemoryDataset(samples, name=name),
-        setup=live_setup(max_steps, local_clones),
-        solver=web_agent(harness, LIVE_SYSTEM_PROMPT, observation, upstream_dir),
-        scorer=judge,
+    if options.local_clones:
+        hosts = clones()
+        away = "its site has no local clone"
+        elsewhere = {str(s.id): away for s in selection.samples if not _on_cloned_site(s, hosts)}
+        selection = Selection(
+            [s for s in selection.samples if str(s.id) not in elsewhere],
+            {**selection.skipped, **elsewhere},
+            hint=f"with local_clones, choose tasks on the cloned hosts: {', '.join(sorted(hosts))}",
+        )
+    return benchmark_task(
+        name,
+        selection,
+        seed=options.seed,
+        harness=options.harness,
+        agent=lambda h: web_agent(h.name, LIVE_SYSTEM_PROMPT, options.observation, options.upstream_dir),
+        scorer=judge(options.judge_text, options.upstream_dir),
+        setup=live_setup(options.max_steps, clones if options.local_clones else None),
         cleanup=close_episode,
-        config=GenerateConfig(seed=seed, max_tokens=max_tokens),
-        time_limit=time_limit,
-        name=name,
-        metadata={**metadata, "seed": seed, "harness": harness, "live_web": not local_clones},
+        config=GenerateConfig(max_tokens=options.max_tokens),
+        time_limit=options.time_limit,
+        metadata={"version": version, "live_web": not options.local_clones},
+    )
+
+
+def live_official(
+    *, judge_model: str, trials: int, paper_scores: dict[str, float], paper_source: str
+) -> OfficialSettings:
+    """A live-web benchmark's official settings: every task must pass, MolmoWeb's time budget, the LLM
+    judge in role "judge"; its trials, judge model and paper numbers are its own."""
+    return OfficialSettings(
+        trials=trials,
+        pass_threshold=1.0,
+        time_limit=DEFAULT_TIME_LIMIT,
+        judge_role=JUDGE_ROLE,
+        judge_model=judge_model,
+        paper_scores=paper_scores,
+        paper_source=paper_source,
     )
 
 
@@ -154,21 +252,38 @@ class LiveWebBenchmark(Benchmark):
     """A benchmark on the live web: refused offline, official data from `--data-dir` (else upstream), the
     MolmoWeb harness by default, an LLM judge bound to the model role "judge".
 
-    Subclasses declare their selection and Inspect task functions (`Benchmark`) and their protocol record
-    (`live_protocol`, which names their judge as `judge_info` knows it).
+    Subclasses declare their selection and Inspect task functions (`Benchmark`), their official settings
+    (`live_official`) and what their protocol record is built from: `judge_name`, `sources`,
+    `default_version`.
     """
 
-    default_harness = "molmoweb"
+    default_harness = LIVE_HARNESS
     accepts_data_dir = True
-    #: The benchmark's protocol record: upstream's elements and where this run's came from.
-    live_protocol: ClassVar[LiveProtocol]
+    #: The judge's name as `judge_source` and `judge_info` know it.
+    judge_name: ClassVar[str]
+    #: The task data of each version.
+    sources: ClassVar[dict[str, DataSource]]
+    #: The version a run uses unless told otherwise.
+    default_version: ClassVar[str]
+
+    @property
+    def live_protocol(self) -> LiveProtocol:
+        """The protocol record's builder, from the class's declarations."""
+        return LiveProtocol(
+            judge=self.judge_name,
+            official_judge=str(self.official.judge_model),
+            sources=self.sources,
+            default_version=self.default_version,
+            default_max_steps=DEFAULT_MAX_STEPS,
+            select=type(self).select_function,
+        )
 
     def requirements(self) -> list[str]:
         require_live_web(self.name)
         return browser_requirements()
 
     def judge_info(self, judge_model: str) -> dict[str, Any]:
-        return judge_info(self.live_protocol.judge, judge_model, self.official.judge_model)
+        return judge_info(self.judge_name, judge_model, self.official.judge_model)
 
     def protocol(self, run: RunUsed) -> ProtocolRecord:
         return self.live_protocol.record(run)

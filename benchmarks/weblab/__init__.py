@@ -23,7 +23,7 @@ from forge_eval.benchmarks.weblab._data import QUICK_SUBSET, TASKS, WebTask, sel
 from forge_eval.benchmarks.weblab._oracle import oracle_agent, run_oracle
 from forge_eval.benchmarks.weblab._scorer import site_state, weblab_verifier
 from forge_eval.benchmarks.weblab._site import Site
-from forge_eval.benchmarks.weblab._sites import SITES, clone_map, host_map, sites
+from forge_eval.benchmarks.weblab._sites import SITES, clone_host_map, clone_map, host_map, sites
 from forge_eval.benchmarks.weblab._task import weblab
 
 BENCHMARKS.register(Weblab.name, Weblab())
@@ -39,6 +39,7 @@ __all__ = [
     "Weblab",
     "agreement_from_log",
     "agreement_task",
+    "clone_host_map",
     "clone_map",
     "cohen_kappa",
     "confusion",

@@ -8,10 +8,11 @@ style so that screenshots look like ordinary web sites.
 
 from __future__ import annotations
 
+import copy
 import html
-from abc import ABC, abstractmethod
 from collections import defaultdict
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, ClassVar, TypeVar
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -19,6 +20,9 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Route
 
 from forge_eval.benchmarks.services import DEFAULT_WORLD, WORLD_HEADER
+
+T = TypeVar("T")
+Handler = Callable[[Any, Request], Awaitable[Response]]
 
 _CSS = """body{font:15px/1.45 Arial,Helvetica,sans-serif;margin:0;color:#222;background:#fafafa}
 header{background:var(--brand);color:#fff;padding:10px 24px;display:flex;gap:24px;align-items:center}
@@ -38,8 +42,29 @@ def esc(value: Any) -> str:
     return html.escape(str(value))
 
 
-class Site(ABC):
-    """A weblab site: name, public hostname, brand colour, routes; state per world id."""
+def route(path: str, method: str = "GET") -> Callable[[Handler], Handler]:
+    """Serve the decorated method at `path` (stack them for several paths); `Site.routes` collects them."""
+
+    def mark(handler: Handler) -> Handler:
+        handler.site_routes = [*getattr(handler, "site_routes", []), (path, method)]  # type: ignore[attr-defined]
+        return handler
+
+    return mark
+
+
+class NotFound(Exception):
+    """What a page's path names does not exist: the site answers with its "Not found" page (404)."""
+
+
+def numbered(items: Sequence[T], number: int, what: str) -> T:
+    """The `number`-th item (from 1, as the sites' paths count), else `NotFound`."""
+    if not 1 <= number <= len(items):
+        raise NotFound(f"no {what} {number}")
+    return items[number - 1]
+
+
+class Site:
+    """A weblab site: name, public hostname, brand colour, pages (`@route`); state per world id."""
 
     name: ClassVar[str]
     title: ClassVar[str]
@@ -49,6 +74,8 @@ class Site(ABC):
     nav: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: Real hostnames this site stands in for when a live-web benchmark runs on local clones.
     clones: ClassVar[tuple[str, ...]] = ()
+    #: A new world's state (the sites' data is fixed; state is what episodes change).
+    initial: ClassVar[dict[str, Any]] = {}
 
     def __init__(self) -> None:
         self._worlds: dict[str, dict[str, Any]] = defaultdict(self.initial_state)
@@ -58,15 +85,25 @@ class Site(ABC):
         return f"https://{self.host}/"
 
     def initial_state(self) -> dict[str, Any]:
-        """A new world's state (the sites' data is fixed; state is what episodes change)."""
-        return {}
+        return copy.deepcopy(self.initial)
 
     def state(self, request: Request) -> dict[str, Any]:
         return self._worlds[request.headers.get(WORLD_HEADER, DEFAULT_WORLD)]
 
-    @abstractmethod
+    def remember(self, request: Request, key: str, item: Any) -> list[Any]:
+        """Add `item` once to the world's list `key` (saved recipes, a watchlist); returns the list."""
+        items: list[Any] = self.state(request)[key]
+        if item not in items:
+            items.append(item)
+        return items
+
     def routes(self) -> list[BaseRoute]:
-        """The site's pages and forms."""
+        """The site's pages and forms: its `@route` methods, in the order the class defines them."""
+        return [
+            Route(path, getattr(self, name), methods=[method])
+            for name, handler in vars(type(self)).items()
+            for path, method in getattr(handler, "site_routes", [])
+        ]
 
     def page(self, title: str, body: str, status: int = 200) -> HTMLResponse:
         links = "".join(f'<a href="{href}">{esc(label)}</a>' for label, href in self.nav)
@@ -84,7 +121,12 @@ class Site(ABC):
         async def state(request: Request) -> Response:
             return JSONResponse(self.state(request))
 
-        return Starlette(routes=[Route("/__state", state), *self.routes()])
+        async def not_found(request: Request, error: Exception) -> Response:
+            return self.not_found(str(error))
+
+        return Starlette(
+            routes=[Route("/__state", state), *self.routes()], exception_handlers={NotFound: not_found}
+        )
 
 
 def redirect(url: str) -> RedirectResponse:

@@ -17,13 +17,14 @@ from inspect_ai.dataset import Sample
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._acquire import locate_data
 from forge_eval.benchmarks._selection import Selection, select
-from forge_eval.benchmarks.web import fara_source, locate_version, molmoweb_source
+from forge_eval.benchmarks.web import fara_source, live_sample, locate_version, molmoweb_source
 
 SOURCES = {
     "fara": fara_source("webvoyager-fara", "WebVoyager_data_08312025.jsonl", "webvoyager"),
     "molmoweb": molmoweb_source("webvoyager-molmoweb", "webvoyager.jsonl"),
 }
 VERSIONS = tuple(SOURCES)
+DEFAULT_VERSION = "fara"
 
 _DATE = re.compile(
     r"\b(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.? \d{1,2}(?:st|nd|rd|th)?,? \d{4}"
@@ -82,7 +83,7 @@ def _fara_references(data_dir: Path | str | None) -> dict[str, dict]:
         return {}
 
 
-def load_tasks(version: str = "fara", data_dir: Path | str | None = None) -> list[VoyagerTask]:
+def load_tasks(version: str = DEFAULT_VERSION, data_dir: Path | str | None = None) -> list[VoyagerTask]:
     """The tasks of one version, from `data_dir` (a copy of the upstream repo or its data folder)."""
     source, folder = locate_version(SOURCES, version, data_dir, "WebVoyager")
     rows = _read_jsonl(folder / source.marker)
@@ -106,27 +107,24 @@ def prompt(task: VoyagerTask) -> str:
 
 
 def to_sample(task: VoyagerTask, version: str) -> Sample:
-    return Sample(
-        id=task.id,
-        input=prompt(task),
+    return live_sample(
+        task.id,
+        prompt(task),
+        site_url=task.web,
+        start_url="about:blank",
+        category=task.site,
+        version=version,
         target=task.reference or "",
-        metadata={
-            "site": task.site,
-            "category": task.site,
-            "site_url": task.web,
-            "start_url": "about:blank",
-            "task": prompt(task),
-            "question": task.question,
-            "dates": task.dates,
-            "reference_type": task.reference_type,
-            "version": version,
-        },
+        site=task.site,
+        question=task.question,
+        dates=task.dates,
+        reference_type=task.reference_type,
     )
 
 
 def select_tasks(
     data_dir: Path | str | None = None,
-    version: str = "fara",
+    version: str = DEFAULT_VERSION,
     task_ids: str | None = None,
     site: str | None = None,
 ) -> Selection:

@@ -41,28 +41,26 @@ def judge_scorers(names: str, upstream_dir: str | None = None) -> list[Scorer]:
     return [JUDGES.get(n.strip())(upstream_dir=upstream_dir) for n in names.split(",") if n.strip()]
 
 
+#: Each judge's upstream tree, its module here (the judge's file, prompt hash, settings) and the upstream
+#: function that judges.
+_SOURCES = {
+    "webvoyager": (WEBVOYAGER_TREE, _webvoyager, "auto_eval_by_gpt4v"),
+    "webjudge": (FARA_TREE, _webjudge, _webjudge.MODE),
+}
+
+
 def judge_source(judge: str, upstream_dir: str | None = None) -> dict[str, Any]:
     """Where a judge's prompts come from: the upstream tree, the files, and their sha256."""
-    if judge == "webvoyager":
-        tree = locate_tree(WEBVOYAGER_TREE, upstream_dir)
-        return {
-            "tree": tree,
-            "repo": WEBVOYAGER_TREE.repo,
-            "commit": WEBVOYAGER_TREE.revision,
-            "path": _webvoyager.JUDGE_FILE,
-            "symbol": "auto_eval_by_gpt4v",
-            "sha256": _webvoyager.prompt_sha256(tree),
-            "settings": {"max_attached_imgs": _webvoyager.attached_screenshots(tree)},
-        }
-    tree = locate_tree(FARA_TREE, upstream_dir)
+    pin, module, symbol = _SOURCES["webvoyager" if judge == "webvoyager" else "webjudge"]
+    tree = locate_tree(pin, upstream_dir)
     return {
         "tree": tree,
-        "repo": FARA_TREE.repo,
-        "commit": FARA_TREE.revision,
-        "path": _webjudge.JUDGE_FILE,
-        "symbol": "WebJudge_Online_Mind2Web_eval",
-        "sha256": _webjudge.prompt_sha256(tree),
-        "settings": {"score_threshold": _webjudge.SCORE_THRESHOLD, "mode": _webjudge.MODE},
+        "repo": pin.repo,
+        "commit": pin.revision,
+        "path": module.JUDGE_FILE,
+        "symbol": symbol,
+        "sha256": module.prompt_sha256(tree),
+        "settings": module.settings(tree),
     }
 
 

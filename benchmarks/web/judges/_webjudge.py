@@ -185,6 +185,11 @@ def methods_max_images(tree: Path) -> int:
     return int(judge_modules(tree)[0].MAX_IMAGE)
 
 
+def settings(tree: Path) -> dict[str, Any]:
+    """The judge's settings a record shows (the same in every tree)."""
+    return {"score_threshold": SCORE_THRESHOLD, "mode": MODE}
+
+
 def prompt_sha256(tree: Path) -> str:
     """Identifies the judge's prompts: upstream's judge module and utils (prompts, construction, verdict)."""
     return sha256_files([tree / JUDGE_FILE, tree / UTILS_FILE])

@@ -207,6 +207,11 @@ def webvoyager_judge(
     return score
 
 
+def settings(tree: Path) -> dict[str, Any]:
+    """The judge's settings a record shows: how many screenshots upstream attaches."""
+    return {"max_attached_imgs": attached_screenshots(tree)}
+
+
 def prompt_sha256(tree: Path) -> str:
     """Identifies the judge's prompts: the sha256 of upstream's file that holds and builds them."""
     return sha256_text((tree / JUDGE_FILE).read_bytes())

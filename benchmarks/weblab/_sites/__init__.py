@@ -16,7 +16,6 @@ for _site in (ShopSite(), FlightsSite(), RecipesSite(), WikiSite(), NewsSite(), 
     SITES.register(_site.name, _site)
 
 
-
 def sites() -> ServiceCluster:
     """The process-wide weblab sites (started on first use)."""
     return ServiceCluster.shared(catalog=SITES)  # type: ignore[arg-type]  # sites serve like services
@@ -32,4 +31,9 @@ def clone_map(cluster: ServiceCluster) -> dict[str, str]:
     return {host: cluster.url(name) for name, site in SITES.items() for host in site.clones}
 
 
-__all__ = ["SITES", "clone_map", "host_map", "sites"]
+def clone_host_map() -> dict[str, str]:
+    """`clone_map` of the process-wide sites: the live-web benchmarks' `-T local_clones=true`."""
+    return clone_map(sites())
+
+
+__all__ = ["SITES", "clone_host_map", "clone_map", "host_map", "sites"]

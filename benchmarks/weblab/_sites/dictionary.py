@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
 
-from forge_eval.benchmarks.weblab._site import Site, esc, redirect, search_form
+from forge_eval.benchmarks.weblab._site import Site, esc, redirect, route, search_form
 
 
 @dataclass(frozen=True)
@@ -106,18 +104,9 @@ class DictionarySite(Site):
     brand = "#283593"
     clones = ("dictionary.cambridge.org",)
     nav = (("My word lists", "/wordlist"),)
+    initial = {"wordlist": []}
 
-    def initial_state(self) -> dict[str, Any]:
-        return {"wordlist": []}
-
-    def routes(self) -> list[BaseRoute]:
-        return [
-            Route("/", self.home),
-            Route("/define/{word}", self.define),
-            Route("/api/wordlist/{word}", self.add, methods=["POST"]),
-            Route("/wordlist", self.wordlist),
-        ]
-
+    @route("/")
     async def home(self, request: Request) -> Response:
         q = request.query_params.get("q", "").strip().lower()
         if q in ENTRIES:
@@ -127,6 +116,7 @@ class DictionarySite(Site):
             "Dictionary", "<h1>Lexicon Dictionary</h1>" + search_form("/", q, "Search English") + miss
         )
 
+    @route("/define/{word}")
     async def define(self, request: Request) -> Response:
         e = ENTRIES.get(request.path_params["word"].lower())
         if e is None:
@@ -143,13 +133,13 @@ class DictionarySite(Site):
         )
         return self.page(e.word, body)
 
+    @route("/api/wordlist/{word}", "POST")
     async def add(self, request: Request) -> Response:
-        word = request.path_params["word"]
-        words = self.state(request)["wordlist"]
-        if word in ENTRIES and word not in words:
-            words.append(word)
-        return JSONResponse({"wordlist": words})
+        if (word := request.path_params["word"]) in ENTRIES:
+            self.remember(request, "wordlist", word)
+        return JSONResponse({"wordlist": self.state(request)["wordlist"]})
 
+    @route("/wordlist")
     async def wordlist(self, request: Request) -> Response:
         items = "".join(f"<li>{w}</li>" for w in self.state(request)["wordlist"])
         return self.page("Word list", f"<h1>My word list</h1><ul>{items or '<li>Empty</li>'}</ul>")

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
 
-from forge_eval.benchmarks.weblab._site import Site, esc, redirect
+from forge_eval.benchmarks.weblab._site import Site, esc, numbered, redirect, route
 
 CITIES = ["New York", "London", "Paris", "Tokyo", "Berlin", "Madrid"]
 DATES = [f"2026-03-{d:02d}" for d in range(10, 15)]
@@ -73,18 +71,7 @@ class FlightsSite(Site):
     host = "flights.skyfinder.test"
     brand = "#1a73e8"
     nav = (("My trips", "/trips"),)
-
-    def initial_state(self) -> dict[str, Any]:
-        return {"bookings": []}
-
-    def routes(self) -> list[BaseRoute]:
-        return [
-            Route("/", self.home),
-            Route("/search", self.search),
-            Route("/book/{fid:int}", self.book_form),
-            Route("/book/{fid:int}", self.book, methods=["POST"]),
-            Route("/trips", self.trips),
-        ]
+    initial = {"bookings": []}
 
     def _form(self, origin: str = "", destination: str = "", date: str = "") -> str:
         return (
@@ -96,6 +83,7 @@ class FlightsSite(Site):
             f'value="{esc(date)}"><button type=submit>Search</button></form>'
         )
 
+    @route("/")
     async def home(self, request: Request) -> Response:
         body = (
             f"<h1>Find cheap flights</h1>{self._form()}<p class=muted>Cities: {', '.join(CITIES)}. "
@@ -103,6 +91,7 @@ class FlightsSite(Site):
         )
         return self.page("Flights", body)
 
+    @route("/search")
     async def search(self, request: Request) -> Response:
         q = request.query_params
         origin, destination, date = (q.get(k, "").strip() for k in ("from", "to", "date"))
@@ -140,11 +129,9 @@ class FlightsSite(Site):
         )
         return self.page("Search results", body)
 
+    @route("/book/{fid:int}")
     async def book_form(self, request: Request) -> Response:
-        fid = request.path_params["fid"]
-        if not 1 <= fid <= len(FLIGHTS):
-            return self.not_found(f"no flight {fid}")
-        f = FLIGHTS[fid - 1]
+        f = numbered(FLIGHTS, request.path_params["fid"], "flight")
         body = (
             f"<h1>Book your flight</h1><div class=card>{f.airline} · {f.origin} to {f.destination} · {f.date}"
             f" {f.depart} · {f.duration} · <b>${f.price}</b></div>"
@@ -153,6 +140,7 @@ class FlightsSite(Site):
         )
         return self.page("Book", body)
 
+    @route("/book/{fid:int}", "POST")
     async def book(self, request: Request) -> Response:
         fid = request.path_params["fid"]
         form = await request.form()
@@ -163,6 +151,7 @@ class FlightsSite(Site):
         bookings.append({"flight": fid, "passenger": passenger, "ref": f"SF{1000 + len(bookings)}"})
         return redirect("/trips")
 
+    @route("/trips")
     async def trips(self, request: Request) -> Response:
         rows = "".join(
             f"<div class=card>Booking {b['ref']}: {FLIGHTS[b['flight'] - 1].airline} "

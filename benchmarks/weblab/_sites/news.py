@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
 
-from forge_eval.benchmarks.weblab._site import Site, esc, redirect
+from forge_eval.benchmarks.weblab._site import Site, esc, numbered, redirect, route
 
 SECTIONS = ["World", "Business", "Science", "Sport"]
 _SUBJECTS = {
@@ -89,19 +87,7 @@ class NewsSite(Site):
     brand = "#b71c1c"
     clones = ("www.bbc.com",)
     nav = tuple((s, f"/section/{s}") for s in SECTIONS) + (("Newsletter", "/newsletter"),)
-
-    def initial_state(self) -> dict[str, Any]:
-        return {"subscriptions": []}
-
-    def routes(self) -> list[BaseRoute]:
-        return [
-            Route("/", self.home),
-            Route("/news/", self.home),  # the start URL of the site it clones
-            Route("/section/{name}", self.section),
-            Route("/article/{sid:int}", self.article),
-            Route("/newsletter", self.newsletter_form),
-            Route("/newsletter", self.subscribe, methods=["POST"]),
-        ]
+    initial = {"subscriptions": []}
 
     def _list(self, stories: list[Story]) -> str:
         return "".join(
@@ -110,27 +96,29 @@ class NewsSite(Site):
             for s in sorted(stories, key=lambda s: s.date, reverse=True)
         )
 
+    @route("/")
+    @route("/news/")  # the start URL of the site it clones
     async def home(self, request: Request) -> Response:
         top = sorted(STORIES, key=lambda s: s.date, reverse=True)[:6]
         return self.page("Home", f"<h1>Top stories</h1>{self._list(top)}")
 
+    @route("/section/{name}")
     async def section(self, request: Request) -> Response:
         name = request.path_params["name"]
         if name not in SECTIONS:
             return self.not_found(f"no section {name}")
         return self.page(name, f"<h1>{name}</h1>{self._list([s for s in STORIES if s.section == name])}")
 
+    @route("/article/{sid:int}")
     async def article(self, request: Request) -> Response:
-        sid = request.path_params["sid"]
-        if not 1 <= sid <= len(STORIES):
-            return self.not_found(f"no article {sid}")
-        s = STORIES[sid - 1]
+        s = numbered(STORIES, request.path_params["sid"], "article")
         body = (
             f"<h1>{esc(s.headline)}</h1><p class=muted>By <span class=author>{esc(s.author)}</span> · "
             f"{s.date} · {s.section}</p><p>{esc(s.summary)}</p>"
         )
         return self.page(s.headline, body)
 
+    @route("/newsletter")
     async def newsletter_form(self, request: Request) -> Response:
         boxes = "".join(f'<label><input type=checkbox name=topic value="{t}"> {t}</label> ' for t in SECTIONS)
         note = "<p class=notice>Thanks, you are subscribed.</p>" if request.query_params.get("ok") else ""
@@ -141,6 +129,7 @@ class NewsSite(Site):
         )
         return self.page("Newsletter", body)
 
+    @route("/newsletter", "POST")
     async def subscribe(self, request: Request) -> Response:
         form = await request.form()
         email = str(form.get("email", "")).strip()

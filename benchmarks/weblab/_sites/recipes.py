@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
 
-from forge_eval.benchmarks.weblab._site import Site, esc, search_form
+from forge_eval.benchmarks.weblab._site import Site, esc, numbered, route, search_form
 
 _DISHES = {
     "Lasagna": ["pasta sheets", "ricotta", "tomato sauce"],
@@ -79,18 +77,9 @@ class RecipesSite(Site):
     brand = "#d84315"
     clones = ("www.allrecipes.com",)
     nav = (("Saved recipes", "/saved"),)
+    initial = {"saved": []}
 
-    def initial_state(self) -> dict[str, Any]:
-        return {"saved": []}
-
-    def routes(self) -> list[BaseRoute]:
-        return [
-            Route("/", self.home),
-            Route("/recipe/{rid:int}", self.recipe),
-            Route("/api/save/{rid:int}", self.save, methods=["POST"]),
-            Route("/saved", self.saved),
-        ]
-
+    @route("/")
     async def home(self, request: Request) -> Response:
         q = request.query_params.get("q", "").strip().lower()
         veg = request.query_params.get("veg") == "1"
@@ -113,11 +102,9 @@ class RecipesSite(Site):
         )
         return self.page("Recipes", body)
 
+    @route("/recipe/{rid:int}")
     async def recipe(self, request: Request) -> Response:
-        rid = request.path_params["rid"]
-        if not 1 <= rid <= len(RECIPES):
-            return self.not_found(f"no recipe {rid}")
-        r = RECIPES[rid - 1]
+        r = numbered(RECIPES, request.path_params["rid"], "recipe")
         items = "".join(f"<li>{esc(i)}</li>" for i in r.ingredients)
         body = (
             f"<h1>{esc(r.name)}</h1><p>{r.rating} stars · {r.reviews} reviews</p><table>"
@@ -131,13 +118,11 @@ class RecipesSite(Site):
         )
         return self.page(r.name, body)
 
+    @route("/api/save/{rid:int}", "POST")
     async def save(self, request: Request) -> Response:
-        rid = request.path_params["rid"]
-        saved = self.state(request)["saved"]
-        if rid not in saved:
-            saved.append(rid)
-        return JSONResponse({"saved": saved})
+        return JSONResponse({"saved": self.remember(request, "saved", request.path_params["rid"])})
 
+    @route("/saved")
     async def saved(self, request: Request) -> Response:
         cards = "".join(
             f'<div class=card><a href="/recipe/{i}">{esc(RECIPES[i - 1].name)}</a></div>'

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
-from starlette.routing import BaseRoute, Route
 
-from forge_eval.benchmarks.weblab._site import Site, esc, redirect, search_form
+from forge_eval.benchmarks.weblab._site import Site, esc, redirect, route, search_form
 
 _KINDS = {
     "Headphones": [
@@ -73,23 +71,13 @@ class ShopSite(Site):
     brand = "#232f3e"
     clones = ("www.amazon.com",)
     nav = (("Cart", "/cart"),)
-
-    def initial_state(self) -> dict[str, Any]:
-        return {"cart": {}}
+    initial = {"cart": {}}
 
     def page(self, title: str, body: str, status: int = 200) -> HTMLResponse:
         """Every shop page starts with the search box, as on real shops."""
         return super().page(title, search_form("/", "", "Search ShopMart") + body, status)
 
-    def routes(self) -> list[BaseRoute]:
-        return [
-            Route("/", self.home),
-            Route("/product/{pid:int}", self.product),
-            Route("/cart", self.cart),
-            Route("/cart/add", self.add, methods=["POST"]),
-            Route("/cart/remove", self.remove, methods=["POST"]),
-        ]
-
+    @route("/")
     async def home(self, request: Request) -> Response:
         q = request.query_params.get("q", "").strip().lower()
         category = request.query_params.get("category", "")
@@ -118,6 +106,7 @@ class ShopSite(Site):
         )
         return self.page("Shop", body)
 
+    @route("/product/{pid:int}")
     async def product(self, request: Request) -> Response:
         pid = request.path_params["pid"]
         p = next((p for p in PRODUCTS if p.id == pid), None)
@@ -132,6 +121,7 @@ class ShopSite(Site):
         )
         return self.page(p.name, body)
 
+    @route("/cart")
     async def cart(self, request: Request) -> Response:
         cart: dict[str, int] = self.state(request)["cart"]
         rows = ""
@@ -155,6 +145,7 @@ class ShopSite(Site):
         note = "<p class=notice>Added to cart.</p>" if request.query_params.get("added") else ""
         return self.page("Cart", f"<h1>Shopping Cart</h1>{note}{table}")
 
+    @route("/cart/add", "POST")
     async def add(self, request: Request) -> Response:
         form = await request.form()
         pid = str(int(str(form["pid"])))
@@ -163,6 +154,7 @@ class ShopSite(Site):
         cart[pid] = cart.get(pid, 0) + qty
         return redirect("/cart?added=1")
 
+    @route("/cart/remove", "POST")
     async def remove(self, request: Request) -> Response:
         form = await request.form()
         self.state(request)["cart"].pop(str(form["pid"]), None)

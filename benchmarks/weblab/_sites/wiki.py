@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
 
-from forge_eval.benchmarks.weblab._site import Site, esc, redirect, search_form
+from forge_eval.benchmarks.weblab._site import Site, esc, redirect, route, search_form
 
 _COUNTRIES = {
     "Veloria": "Amberg",
@@ -98,18 +96,9 @@ class WikiSite(Site):
     host = "en.openpedia.test"
     brand = "#37474f"
     nav = (("Watchlist", "/watchlist"),)
+    initial = {"watchlist": []}
 
-    def initial_state(self) -> dict[str, Any]:
-        return {"watchlist": []}
-
-    def routes(self) -> list[BaseRoute]:
-        return [
-            Route("/", self.home),
-            Route("/wiki/{slug}", self.article),
-            Route("/watch/{slug}", self.watch, methods=["POST"]),
-            Route("/watchlist", self.watchlist),
-        ]
-
+    @route("/")
     async def home(self, request: Request) -> Response:
         q = request.query_params.get("q", "").strip().lower()
         if q:
@@ -125,6 +114,7 @@ class WikiSite(Site):
         )
         return self.page("Openpedia", "<h1>Openpedia</h1>" + search_form("/", q, "Search Openpedia") + result)
 
+    @route("/wiki/{slug}")
     async def article(self, request: Request) -> Response:
         a = ARTICLES.get(request.path_params["slug"])
         if a is None:
@@ -143,13 +133,13 @@ class WikiSite(Site):
         )
         return self.page(a.title, body)
 
+    @route("/watch/{slug}", "POST")
     async def watch(self, request: Request) -> Response:
-        slug = request.path_params["slug"]
-        watchlist = self.state(request)["watchlist"]
-        if slug in ARTICLES and slug not in watchlist:
-            watchlist.append(slug)
+        if (slug := request.path_params["slug"]) in ARTICLES:
+            self.remember(request, "watchlist", slug)
         return redirect("/watchlist")
 
+    @route("/watchlist")
     async def watchlist(self, request: Request) -> Response:
         items = "".join(
             f'<li><a href="/wiki/{s}">{esc(ARTICLES[s].title)}</a></li>'

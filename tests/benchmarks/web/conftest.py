@@ -13,6 +13,7 @@ from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import anyio
 import psutil
 import pytest
 import uvicorn
@@ -70,8 +71,6 @@ async def _second(request: Request) -> HTMLResponse:
 
 
 async def _slow(request: Request) -> HTMLResponse:
-    import anyio
-
     await anyio.sleep(0.6)
     return HTMLResponse("<html><head><title>Slow done</title></head><body>slow</body></html>")
 

@@ -11,6 +11,7 @@ import pytest
 from PIL import Image
 
 from forge_eval.benchmarks.web import ActionError, BrowserConfig, BrowserCrashedError, WebEnv, parse_action
+from forge_eval.benchmarks.web.judges import JudgeView, ocr_available
 from tests.benchmarks.web.conftest import LoopRunner, kill_chromium_children
 
 
@@ -158,8 +159,6 @@ def test_crashed_browser_is_an_error(test_site: str, site_config: BrowserConfig,
 def test_text_judge_view_reads_the_screenshot_with_ocr(
     test_site: str, site_config: BrowserConfig, run: LoopRunner
 ) -> None:
-    from forge_eval.benchmarks.web.judges import JudgeView, ocr_available
-
     if not ocr_available():
         pytest.skip("tesseract is not installed (scripts/setup.d/50-chromium.sh installs it)")
 

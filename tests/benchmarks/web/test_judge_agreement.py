@@ -12,6 +12,7 @@ from inspect_ai.model import get_model
 from scipy import stats
 
 from forge_eval.benchmarks.weblab import agreement_from_log, agreement_task, cohen_kappa, judge_agreement
+from forge_eval.benchmarks.weblab._agreement import proportion_interval
 from tests.benchmarks.web._scripted import ScriptedJudge
 
 
@@ -75,8 +76,6 @@ def test_intervals_keep_a_width_at_0_and_1_and_count_tasks_when_trajectories_sha
 def test_proportion_intervals_cover_by_simulation() -> None:
     """Tasks of 1-3 trajectories whose outcomes share a task effect (beta-binomial, ICC 0.3): the
     interval of the mean covers the true proportion about 95% of the time, from middling to extreme."""
-    from forge_eval.benchmarks.weblab._agreement import proportion_interval
-
     rng = np.random.default_rng(7)
     for p in (0.5, 0.85, 0.97):
         hits, n_sims = 0, 2000

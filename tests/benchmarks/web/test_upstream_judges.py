@@ -175,6 +175,14 @@ def upstream_webvoyager_request(tree: Path, traj: Trajectory, question: str, img
     return request
 
 
+def page_texts(traj: Trajectory) -> list[Step]:
+    """Every screenshot of `traj` with a page text naming its place ("page 0" the first)."""
+    steps = [s for s in (traj.initial, *traj.steps) if s is not None]
+    for n, step in enumerate(steps):
+        step.aria = f'- heading "page {n}"'
+    return steps
+
+
 def test_webvoyager_judge_sends_upstreams_request_byte_for_byte(upstream_trees: Path) -> None:
     tree = locate_tree(WEBVOYAGER_TREE, upstream_trees)
     traj = trajectory(20, "The blue kettle costs $24.99")
@@ -380,9 +388,7 @@ def test_text_variant_replaces_each_image_upstream_attaches_with_its_rendering(u
     """A judge that cannot see images gets upstream's messages with each screenshot as its page text."""
     tree = locate_tree(WEBVOYAGER_TREE, upstream_trees)
     traj = trajectory(4, "The blue kettle costs $24.99")
-    steps = [traj.initial, *traj.steps]
-    for n, step in enumerate(steps):
-        step.aria = f'- heading "page {n}"'
+    steps = page_texts(traj)
     judge = Recorder(lambda messages, config: reply("SUCCESS"))
     model = get_model("mockllm/judge", custom_outputs=judge)
     asyncio.run(run_auto_eval(tree, model, JudgeView(text=True, ocr=False), traj.task, "x", steps, 3))
@@ -437,9 +443,7 @@ def test_an_empty_webjudge_verdict_ends_the_sample_as_a_judge_error_not_a_zero(
 def test_webjudge_text_variant_shows_each_screenshot_as_its_page_text(upstream_trees: Path) -> None:
     tree = locate_tree(FARA_TREE, upstream_trees)
     traj = trajectory(3, "done")
-    steps = [traj.initial, *traj.steps]
-    for n, step in enumerate(steps):
-        step.aria = f'- heading "page {n}"'
+    steps = page_texts(traj)
 
     def script(messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
         text = " ".join(m.text for m in messages)

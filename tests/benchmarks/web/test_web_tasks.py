@@ -16,7 +16,7 @@ from forge_eval.benchmarks.web._live import LiveWebUnavailableError, live_web_av
 from forge_eval.benchmarks.web.judges import judge_source
 from forge_eval.benchmarks.weblab import weblab
 from forge_eval.benchmarks.webvoyager import webvoyager
-from tests.benchmarks.web._scripted import ScriptedAgent, ScriptedJudge, action, element
+from tests.benchmarks.web._scripted import USAGE, ScriptedAgent, ScriptedJudge, action, element
 from tests.benchmarks.web.conftest import kill_chromium_children
 
 DATA = Path(os.environ.get("FORGE_BENCHMARK_DATA", Path(__file__).parents[4] / "shared/data/benchmarks"))
@@ -158,8 +158,6 @@ def test_live_web_benchmarks_refuse_to_run_offline(tmp_path: Path) -> None:
 
 
 def test_react_harness_drives_the_browser_through_inspect_tools(tmp_path: Path) -> None:
-    from tests.benchmarks.web._scripted import USAGE
-
     calls = [
         ModelOutput.for_tool_call(
             "mockllm", "browser_goto", {"url": "https://dictionary.lexicon.test/define/procrastinate"}
