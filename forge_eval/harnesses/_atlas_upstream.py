@@ -38,7 +38,7 @@ from types import ModuleType
 from typing import Any
 
 from forge_eval._errors import ForgeError
-from forge_eval.harnesses.upstream import exec_file, exec_package
+from forge_eval.harnesses.upstream import exec_file, exec_package, modules_in_place
 
 #: Where upstream's files sit in its tree.
 MCP_EVAL = "services/mcp_eval"
@@ -102,24 +102,18 @@ class _NullFileHandler(logging.NullHandler):
 def _substitutes(shims: Mapping[str, ModuleType]) -> Iterator[None]:
     """`shims` in `sys.modules` and the process-wide setup calls inert, only while upstream's modules run
     their top level; everything is given back afterwards."""
-    saved_modules = {name: sys.modules.get(name) for name in shims}
     saved = (logging.basicConfig, logging.FileHandler, warnings.filterwarnings)
     bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True  # no __pycache__ in upstream's tree: its files stay as pinned
-    sys.modules.update(shims)
     logging.basicConfig = lambda *a, **k: None  # type: ignore[assignment]
     logging.FileHandler = _NullFileHandler  # type: ignore[assignment,misc]
     warnings.filterwarnings = lambda *a, **k: None  # type: ignore[assignment]
     try:
-        yield
+        with modules_in_place(shims):
+            yield
     finally:
         logging.basicConfig, logging.FileHandler, warnings.filterwarnings = saved  # type: ignore[misc]
         sys.dont_write_bytecode = bytecode
-        for name, module in saved_modules.items():
-            if module is None:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
 
 
 def private_name(tree: Path, what: str) -> str:

@@ -44,18 +44,23 @@ def _log_print(*args: Any, **_: Any) -> None:
 def upstream_imports(imports: tuple[tuple[str, Path], ...]) -> Iterator[None]:
     """Make upstream modules importable by their upstream names (e.g. `agent.actions`) for a while: while
     a module that imports them loads, or while upstream code that imports them late runs."""
-    with _loading:
-        given = {name: load_module(file) for name, file in imports}
-        saved = {name: sys.modules.get(name) for name in given}
-        sys.modules.update(given)
-        try:
-            yield
-        finally:
-            for key, old in saved.items():
-                if old is None:
-                    sys.modules.pop(key, None)
-                else:
-                    sys.modules[key] = old
+    with _loading, modules_in_place({name: load_module(file) for name, file in imports}):
+        yield
+
+
+@contextlib.contextmanager
+def modules_in_place(modules: Mapping[str, ModuleType]) -> Iterator[None]:
+    """`modules` in `sys.modules` under their names for a while; what was there before is given back."""
+    saved = {name: sys.modules.get(name) for name in modules}
+    sys.modules.update(modules)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = old
 
 
 def exec_file(name: str, file: Path) -> ModuleType:
