@@ -82,3 +82,21 @@ def test_the_clipped_policy_loss_is_veRLs_vanilla_loss(mode):
     theirs, _ = compute_policy_loss_vanilla(old, new, advantages, mask, mode, config)
     ours = agg_loss(pg_losses(new, old, advantages, 0.2), mask, mode)
     assert torch.equal(ours, theirs)
+
+
+@pytest.mark.verl
+@pytest.mark.parametrize("min_lr_ratio", [0.0, 0.1, 1.0])
+def test_the_learning_rate_schedule_is_veRLs_cosine_without_warmup(min_lr_ratio):
+    from verl.utils.torch_functional import get_cosine_schedule_with_warmup
+
+    from forge_eval.training.ablation._run import cosine_lr
+
+    steps, lr = 25, 2e-3
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=lr)
+    schedule = get_cosine_schedule_with_warmup(optimizer, 0, steps, min_lr_ratio=min_lr_ratio)
+    for step in range(steps):
+        assert cosine_lr(lr, step, steps, min_lr_ratio) == pytest.approx(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        schedule.step()
+    assert cosine_lr(lr, 0, steps, min_lr_ratio) == lr
+    assert cosine_lr(lr, steps, steps, min_lr_ratio) == pytest.approx(lr * min_lr_ratio)

@@ -23,11 +23,12 @@ from forge_eval.rundir import write_json
 from forge_eval.training.ablation._harness import HARNESS
 from forge_eval.training.ablation._loss import DEFAULT_LOSS_AGG, LOSS_AGGREGATIONS
 from forge_eval.training.ablation._policies import POLICIES
-from forge_eval.training.ablation._run import RUN_FILE, RunConfig
+from forge_eval.training.ablation._run import RUN_FILE, Run, RunConfig
 from forge_eval.training.ablation._summary import summarize
 from forge_eval.training.credit import CREDIT_VARIANTS
 
 ABLATION_FILE = "ablation.json"
+_POLICY_SETTINGS = ("lr", "ppo_epochs", "entropy_coeff", "min_lr_ratio")  # None: the policy's own
 CONFIG_FILE = "ablation-config.json"
 
 
@@ -52,6 +53,7 @@ class AblationConfig:
     lr: float | None = None  # None: the policy's own (`POLICIES`)
     ppo_epochs: int | None = None
     entropy_coeff: float | None = None
+    min_lr_ratio: float | None = None
     eval_every: int = RunConfig.eval_every
     n_heldout: int = RunConfig.n_heldout
 
@@ -77,6 +79,8 @@ class AblationConfig:
             raise UsageError(f"--lr must be positive, got {self.lr}")
         if self.entropy_coeff is not None and not self.entropy_coeff >= 0:
             raise UsageError(f"--entropy-coeff must be at least 0, got {self.entropy_coeff}")
+        if self.min_lr_ratio is not None and not 0 <= self.min_lr_ratio <= 1:
+            raise UsageError(f"--min-lr-ratio must be in [0, 1], got {self.min_lr_ratio}")
         if self.group_size < 2:
             raise UsageError(
                 f"--group-size must be at least 2 (GRPO needs a baseline), got {self.group_size}"
@@ -89,9 +93,7 @@ class AblationConfig:
             for f in fields(RunConfig)
             if hasattr(self, f.name) and f.name not in ("variant", "seed", "loss_agg")
         } | {
-            "lr": policy.lr if self.lr is None else self.lr,
-            "ppo_epochs": policy.ppo_epochs if self.ppo_epochs is None else self.ppo_epochs,
-            "entropy_coeff": policy.entropy_coeff if self.entropy_coeff is None else self.entropy_coeff,
+            k: getattr(policy, k) if getattr(self, k) is None else getattr(self, k) for k in _POLICY_SETTINGS
         }
         return [
             RunConfig(variant=v, seed=self.seed_base + k, loss_agg=mode, **shared)
@@ -121,8 +123,6 @@ def run_dir(out: Path, config: RunConfig) -> Path:
 
 
 def _execute(config: RunConfig, out: str) -> dict[str, Any]:
-    from forge_eval.training.ablation._run import Run
-
     return Run(config, Path(out)).execute()
 
 
@@ -213,8 +213,7 @@ def write_summary(
         "kind": "credit-ablation",
         "command": command,
         # the settings a run resolved from its policy (None in the command means "the policy's own")
-        "config": _settings(config)
-        | {k: getattr(run_configs[0], k) for k in ("lr", "ppo_epochs", "entropy_coeff")},
+        "config": _settings(config) | {k: getattr(run_configs[0], k) for k in _POLICY_SETTINGS},
         "heldout_tasks": next(iter(results.values()))["heldout"],
         "runs": runs,
         "by_loss_agg": by_mode,

@@ -11,6 +11,7 @@ rollout), continues exactly.
 """
 
 import asyncio
+import math
 import os
 import secrets
 import shutil
@@ -59,6 +60,7 @@ class RunConfig:
     clip: float = 0.2
     grad_clip: float = 1.0  # max global gradient norm per update (veRL's actor.grad_clip)
     entropy_coeff: float = _TINY.entropy_coeff  # bonus on the trained tokens (veRL's actor.entropy_coeff)
+    min_lr_ratio: float = _TINY.min_lr_ratio  # lr decays to this fraction (veRL's optim.min_lr_ratio)
     loss_agg: str = DEFAULT_LOSS_AGG  # veRL's actor.loss_agg_mode
     eval_every: int = 5
     n_heldout: int = 14
@@ -68,6 +70,14 @@ class RunConfig:
     gamma: float = 1.0
     keep_records: bool = False
     sampling_batch: int = 0  # calls decoded together at most (0: every waiting call of the step)
+
+
+def cosine_lr(lr: float, step: int, steps: int, min_lr_ratio: float) -> float:
+    """The learning rate of `step` (0-based) of `steps`: veRL's cosine schedule without warm-up
+    (`lr_scheduler_type: cosine`, `get_cosine_schedule_with_warmup`), from `lr` down towards
+    `lr * min_lr_ratio`; a ratio of 1 is a constant rate."""
+    cosine = math.cos(math.pi * step / max(1, steps))
+    return lr * (min_lr_ratio + (1 - min_lr_ratio) * 0.5 * (1 + cosine))
 
 
 def _import_torch() -> Any:
@@ -271,6 +281,8 @@ class Run:
     async def _train_step(self, proxy: _Proxy, step: int) -> dict[str, Any]:
         c = self.config
         self.upstream.policy_version = step
+        for group in self.optimizer.param_groups:  # a pure function of the step, so a resumed run agrees
+            group["lr"] = cosine_lr(c.lr, step, c.steps, c.min_lr_ratio)
         tasks = _slots.data_order(self.train_tasks, c.seed, step, c.tasks_per_step)
         jobs = [
             (f"s{step}-t{i}-g{j}", task, f"s{step}-{task.task_id}", {"temperature": 1.0, "seed": c.seed})
@@ -287,6 +299,7 @@ class Run:
             roles[row.roles[0]] += int(row.response_mask.sum())
         metrics: dict[str, Any] = {
             "step": step,
+            "lr": self.optimizer.param_groups[0]["lr"],
             "reward": float(np.mean([t.rollout.reward for t in trajectories])),
             "success": float(np.mean([_success(t) for t in trajectories])),
             "internal_entropy": _internal_entropy(trajectories),
