@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 
 from forge_eval.benchmarks.services import ServiceCluster
-from forge_eval.models._serve import bind_socket
+from forge_eval.models._socket import bind_socket
 from forge_eval.proxy import Listener
 
 

@@ -1,34 +1,14 @@
 """`forge-eval analyze DIR [--compare DIR2]`: behavior metrics of a run, with CIs, into behavior.json."""
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from forge_eval._errors import UsageError
+from forge_eval._cli._options import bootstrap_seed_option, resamples_option
+from forge_eval._lazy import lazy_command
 
 
-def _check_run_dir(path: Path, option: str) -> None:
-    if not path.is_dir():
-        what = "is not a directory" if path.exists() else "does not exist"
-        raise UsageError(
-            f"{option} {path} {what}",
-            "pass a directory written by `forge-eval run ... --out DIR` (it holds logs/ and results.json)",
-        )
-
-
-def _line(title: str, interval: dict[str, Any] | None, missing: str = "no eligible rollouts") -> str:
-    if interval and interval.get("not_measurable"):
-        return f"  {title:<28} {interval['not_measurable']}"
-    if not interval or interval.get("estimate") is None:
-        return f"  {title:<28} n/a ({missing})"
-    text = f"  {title:<28} {interval['estimate']:6.1f}"
-    if interval.get("ci_low") is not None:
-        text += f"  [{interval['ci_low']:.1f}, {interval['ci_high']:.1f}]"
-    return text
-
-
-@click.command()
+@lazy_command("forge_eval._cli._analyze:analyze")
 @click.argument("run_dir", metavar="DIR", type=click.Path(path_type=Path))
 @click.option(
     "--compare",
@@ -37,39 +17,12 @@ def _line(title: str, interval: dict[str, Any] | None, missing: str = "no eligib
     type=click.Path(path_type=Path),
     help="Another run of the same tasks and seeds: add paired differences DIR - DIR2 with CIs.",
 )
-@click.option("--resamples", default=10_000, show_default=True, help="Bootstrap resamples per interval.")
-@click.option("--bootstrap-seed", default=0, show_default=True, help="Seed of the bootstrap.")
-def analyze(run_dir: Path, compare: Path | None, resamples: int, bootstrap_seed: int) -> None:
+@resamples_option
+@bootstrap_seed_option
+def analyze() -> None:
     """Measure tool usage and the five capabilities of the run in DIR.
 
     Writes DIR/behavior.json (every metric with a two-level bootstrap CI over tasks x seeds, per harness
     and overall) and adds a Behavior section to DIR/report.html. The proxy's call records in
     DIR/records, when the run has them, add the model server's tool-call parse verdicts.
     """
-    _check_run_dir(run_dir, "run directory")
-    if compare is not None:
-        _check_run_dir(compare, "--compare directory")
-    if resamples < 100:
-        raise UsageError(f"--resamples must be at least 100, got {resamples}")
-    # Imported here: Inspect, pandas and matplotlib load only when a run is analyzed.
-    from forge_eval.analysis.behavior import analyze_run
-    from forge_eval.reports import build_report
-    from forge_eval.rundir import RunDir
-
-    data = analyze_run(run_dir, compare, n_resamples=resamples, random_state=bootstrap_seed)
-    overall = data["groups"]["overall"]
-    titles = {name: d["title"] for name, d in data["definitions"].items()}
-    counts = f"{overall['n_rollouts']} rollouts, {overall['n_calls']} tool calls"
-    click.echo(f"{counts} (estimate [95% CI], 0-100)")
-    for name, interval in overall["capabilities"].items():
-        click.echo(_line(titles[name], interval))
-    for subset in ("all", "successful"):
-        click.echo(_line(f"generic shell ({subset})", overall["tool_shares"][subset].get("generic_shell")))
-    if "comparison" in data:
-        click.echo(f"paired differences vs {compare} (this run minus the compared run):")
-        paired = data["comparison"]["groups"].get("overall", {}).get("capabilities", {})
-        for name, interval in paired.items():
-            click.echo(_line(titles[name], interval, "fewer than 2 tasks with paired values"))
-    click.echo(str(RunDir(run_dir).behavior.resolve()))
-    if RunDir(run_dir).results.is_file():
-        click.echo(str(build_report(run_dir).resolve()))

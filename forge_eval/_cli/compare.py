@@ -4,22 +4,11 @@ from pathlib import Path
 
 import click
 
-from forge_eval._errors import UsageError
+from forge_eval._cli._options import bootstrap_seed_option, resamples_option, step_budget_option
+from forge_eval._lazy import lazy_command
 
 
-def _line(name: str, d: dict) -> str:
-    if d["estimate"] is None:
-        return f"  {name:<14} n/a (no paired cell)"
-    text = f"  {name:<14} {100 * d['baseline']:5.1f}% -> {100 * d['run']:5.1f}%"
-    text += f"  diff {100 * d['estimate']:+6.1f} pp"
-    if d["ci_low"] is not None:
-        text += f"  [{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}]"
-    else:
-        text += "  (no interval: fewer than 2 paired tasks)"
-    return text + f"  ({d['n_paired']} paired cells)"
-
-
-@click.command()
+@lazy_command("forge_eval._cli._compare:compare")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--out",
@@ -27,57 +16,18 @@ def _line(name: str, d: dict) -> str:
     default=None,
     help="Where compare.json and compare.html go (default: runs/compare-<baseline>-vs-<run>).",
 )
-@click.option(
-    "--step-budget",
-    "step_budget",
-    default=None,
-    metavar="N[,M...]",
-    help="Also compare success as if every trajectory were cut at N model turns (a matched budget).",
+@step_budget_option(
+    "Also compare success as if every trajectory were cut at N model turns (a matched budget)."
 )
 @click.option(
-    "--behavior/--no-behavior", default=True, show_default=True, help="Compare behavior metrics too."
+    "--behavior/--no-behavior", default=True, help="Compare behavior metrics too."
 )
-@click.option("--resamples", default=10_000, show_default=True, help="Bootstrap resamples per interval.")
-@click.option("--bootstrap-seed", default=0, show_default=True, help="Seed of the bootstrap.")
-def compare(
-    runs: tuple[Path, ...],
-    out: Path | None,
-    step_budget: str | None,
-    behavior: bool,
-    resamples: int,
-    bootstrap_seed: int,
-) -> None:
+@resamples_option
+@bootstrap_seed_option
+def compare() -> None:
     """Compare RUNS (directories of `forge-eval run`): each run after the first minus the first.
 
     Every headline metric is differenced per (task, seed) cell and bootstrapped over tasks, with a clear
     statement when tasks, seeds or epochs do not match. Writes compare.json and a self-contained
     compare.html.
     """
-    if len(runs) < 2:
-        raise UsageError("compare needs at least two run directories", hint="forge-eval compare RUN_A RUN_B")
-    # deferred: Inspect, pandas, scipy and matplotlib load only when the command runs (fast --help)
-    from forge_eval.analysis import compare_runs, parse_budgets
-    from forge_eval.reports import build_compare_report
-    from forge_eval.rundir import RunDir, json_safe, write_json
-
-    budgets = parse_budgets(step_budget) if step_budget else ()
-    data = json_safe(
-        compare_runs(
-            list(runs), budgets=budgets, behavior=behavior, n_resamples=resamples, random_state=bootstrap_seed
-        )
-    )
-    out = out or Path("runs") / f"compare-{runs[0].name}-vs-{runs[1].name}"
-    out.mkdir(parents=True, exist_ok=True)
-    written = write_json(RunDir(out).compare, data)
-    for pair in data["comparisons"]:
-        click.echo(f"{pair['run']} minus {pair['baseline']} (95% CI):")
-        for difference in pair["protocol_differences"]:
-            click.secho(f"  warning: protocols differ: {difference}", fg="red")
-        for note in pair["matching"]["notes"]:
-            click.secho(f"  note: {note}", fg="yellow")
-        for name, d in pair["metrics"].items():
-            click.echo(_line(name, d))
-        for b in pair["step_budgets"]:
-            click.echo(_line(f"budget {b['budget']}", b["difference"]))
-    click.echo(f"report:  {build_compare_report(data, out).resolve()}")
-    click.echo(f"data:    {written.resolve()}")

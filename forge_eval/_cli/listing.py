@@ -1,31 +1,8 @@
 """`forge-eval list`: the benchmarks, harnesses, models and credit variants forge-eval knows."""
 
-import click
+from forge_eval._lazy import lazy_command
 
 
-def _sections() -> list[tuple[str, list[tuple[str, str]]]]:
-    # deferred: the registries load Inspect and every benchmark, only when the command runs
-    from forge_eval.benchmarks import BENCHMARKS
-    from forge_eval.harnesses import HARNESSES
-    from forge_eval.models import EMBEDDED_MODELS
-    from forge_eval.training.credit import CREDIT_VARIANTS
-
-    return [
-        ("benchmarks", [(name, b.description) for name, b in BENCHMARKS.items()]),
-        ("harnesses", [(name, h.description) for name, h in HARNESSES.items()]),
-        (
-            "models (embedded; any Inspect model string works too)",
-            [(name, m.description) for name, m in EMBEDDED_MODELS.items()],
-        ),
-        ("credit variants", [(name, v.description) for name, v in CREDIT_VARIANTS.items()]),
-    ]
-
-
-@click.command("list")
+@lazy_command("forge_eval._cli._listing:list_command", "list")
 def list_command() -> None:
     """List benchmarks, harnesses, embedded models and credit variants."""
-    for title, entries in _sections():
-        click.secho(title, bold=True)
-        width = max((len(name) for name, _ in entries), default=0)
-        for name, description in entries:
-            click.echo(f"  {name:<{width}}  {description}")

@@ -1,16 +1,18 @@
 """`forge-eval` entry point: a click group whose sub-commands are imported on first use.
 
-Lazy loading keeps `forge-eval --help` and usage errors fast (importing Inspect takes ~2 s).
+Each command's module declares its interface and imports only click; what it does is imported when it
+runs (`forge_eval._lazy`). That keeps `forge-eval --help`, `forge-eval COMMAND --help` and usage errors
+fast (importing Inspect alone takes ~2 s).
 """
 
-import importlib
 import sys
 
 import click
 
 from forge_eval._errors import ForgeError
+from forge_eval._lazy import LazyGroup
 
-# command name -> "module:attribute" of a click command
+# command name -> "module:attribute" of its click command
 COMMANDS: dict[str, str] = {
     "run": "forge_eval._cli.run:run",
     "analyze": "forge_eval._cli.analyze:analyze",
@@ -23,19 +25,12 @@ COMMANDS: dict[str, str] = {
 }
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
-            return None
-        module, attr = target.split(":")
-        return getattr(importlib.import_module(module), attr)
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# every command's help shows its defaults
+@click.group(
+    cls=LazyGroup,
+    lazy_commands=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "show_default": True},
+)
 @click.version_option(package_name="forge-eval")
 def cli() -> None:
     """Evaluate, analyze and train harness-native agents."""

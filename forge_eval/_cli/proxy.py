@@ -1,14 +1,10 @@
 """`forge-eval proxy`: run the recording proxy, compact its records to Parquet."""
 
-import gc
-import ipaddress
-import os
-import secrets
 from pathlib import Path
 
 import click
 
-from forge_eval._errors import UsageError
+from forge_eval._lazy import LazyCommand
 
 
 @click.group()
@@ -16,7 +12,7 @@ def proxy() -> None:
     """The recording proxy between harnesses and an inference server."""
 
 
-@proxy.command()
+@proxy.command(cls=LazyCommand, target="forge_eval._cli._proxy:serve")
 @click.option(
     "--upstream",
     "upstreams",
@@ -26,18 +22,16 @@ def proxy() -> None:
     help="OpenAI-compatible server (vLLM, SGLang, llama.cpp); repeat for several (sticky per rollout).",
 )
 @click.option(
-    "--port", default=8377, show_default=True, type=click.IntRange(0, 65535), help="Data plane port."
+    "--port", default=8377, type=click.IntRange(0, 65535), help="Data plane port."
 )
 @click.option(
     "--host",
     default="127.0.0.1",
-    show_default=True,
     help="Data plane bind address (harnesses); a non-loopback address is warned about.",
 )
 @click.option(
     "--control-port",
     default=8378,
-    show_default=True,
     type=click.IntRange(0, 65535),
     help="Control plane port, always on 127.0.0.1 (rollouts, rewards, pause).",
 )
@@ -51,7 +45,6 @@ def proxy() -> None:
     "--records",
     "records_dir",
     default="runs/proxy-records",
-    show_default=True,
     type=click.Path(file_okay=False, path_type=Path),
     help="Where call records are written (0700).",
 )
@@ -59,7 +52,6 @@ def proxy() -> None:
     "--durability",
     type=click.Choice(["page-cache", "fsync"]),
     default="page-cache",
-    show_default=True,
     help="When a call is answered: once its record is in the kernel (survives kill -9 of the proxy, not "
     "a power loss), or once it is on disk (fsync, group-committed: survives a power loss, costs latency).",
 )
@@ -86,12 +78,11 @@ def proxy() -> None:
     multiple=True,
     help="Accepted model names (glob); repeat. Default: any name is served by the policy.",
 )
-@click.option("--max-body-mb", default=32.0, show_default=True, type=click.FloatRange(min=0.001))
+@click.option("--max-body-mb", default=32.0, type=click.FloatRange(min=0.001))
 @click.option(
     "--body-timeout",
     "body_timeout_s",
     default=60.0,
-    show_default=True,
     type=click.FloatRange(min=0.1),
     help="Seconds a request body may take to arrive (a stalled client gets 408 and is disconnected).",
 )
@@ -99,12 +90,11 @@ def proxy() -> None:
     "--keepalive",
     "keepalive_s",
     default=5.0,
-    show_default=True,
     type=click.FloatRange(min=0.05),
     help="Seconds before a waiting stream gets headers and keep-alives.",
 )
-@click.option("--retries", default=4, show_default=True, type=click.IntRange(0, 20), help="Upstream retries.")
-@click.option("--upstream-timeout", default=600.0, show_default=True, type=click.FloatRange(min=1))
+@click.option("--retries", default=4, type=click.IntRange(0, 20), help="Upstream retries.")
+@click.option("--upstream-timeout", default=600.0, type=click.FloatRange(min=1))
 @click.option("--no-token-ids", is_flag=True, help="Do not ask the upstream for token ids and logprobs.")
 @click.option(
     "--upstream-key",
@@ -113,29 +103,7 @@ def proxy() -> None:
     help="Bearer token for the upstream(s) [env FORGE_UPSTREAM_API_KEY].",
 )
 @click.option("--access-log", is_flag=True, help="Log every request (method, path, status) to stderr.")
-def serve(
-    upstreams: tuple[str, ...],
-    port: int,
-    host: str,
-    control_port: int,
-    control_socket: Path | None,
-    records_dir: Path,
-    durability: str,
-    secret_file: Path | None,
-    admin_key_file: Path | None,
-    argv_secret: str | None,
-    argv_admin_key: str | None,
-    served_model: str | None,
-    aliases: tuple[str, ...],
-    max_body_mb: float,
-    body_timeout_s: float,
-    keepalive_s: float,
-    retries: int,
-    upstream_timeout: float,
-    no_token_ids: bool,
-    upstream_key: str | None,
-    access_log: bool,
-) -> None:
+def serve() -> None:
     """Serve harness calls from the upstream(s) and record each one under --records.
 
     Two listeners: the data plane on --host:--port for harnesses, and the control plane (rollouts,
@@ -145,122 +113,9 @@ def serve(
     generated once into RECORDS/.secret and RECORDS/.admin-key (0600) and reused on restart, so
     rollout keys keep working.
     """
-    # deferred: Inspect and the proxy's server load only when the command runs (fast --help)
-    from forge_eval.proxy import (
-        Listener,
-        ProxyConfig,
-        create_app,
-        create_control_app,
-        serve_forever,
-    )
-
-    for flag, given in (("--secret", argv_secret), ("--admin-key", argv_admin_key)):
-        if given is not None:
-            variable = "FORGE_PROXY_SECRET" if flag == "--secret" else "FORGE_PROXY_ADMIN_KEY"
-            raise UsageError(
-                f"{flag} on the command line is readable by every local process (/proc/PID/cmdline)",
-                f"set {variable} or use {flag}-file",
-            )
-    for url in upstreams:
-        if not url.startswith(("http://", "https://")):
-            raise UsageError(
-                f"--upstream must be an http(s) URL, got {url!r}", "e.g. --upstream http://127.0.0.1:8000/v1"
-            )
-    if not _loopback(host):
-        click.echo(
-            f"warning: --host {host} lets other machines reach the data plane; rollout keys are its only "
-            "protection (the control plane stays on 127.0.0.1)",
-            err=True,
-        )
-    try:
-        records_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        secret = _credential("FORGE_PROXY_SECRET", secret_file, records_dir / ".secret")
-        admin_key = _credential("FORGE_PROXY_ADMIN_KEY", admin_key_file, records_dir / ".admin-key")
-    except OSError as e:
-        raise UsageError(
-            f"cannot use records directory {records_dir}: {e}", "choose another --records"
-        ) from e
-    if admin_key == secret:
-        raise UsageError("the admin key and the secret are the same", "give the control plane its own token")
-    config = ProxyConfig(
-        records_dir=records_dir,
-        durability=durability,  # type: ignore[arg-type]  # click.Choice of the same names
-        secret=secret,
-        admin_key=admin_key,
-        upstreams=list(upstreams),
-        served_model=served_model,
-        model_aliases=list(aliases) or None,
-        max_body_bytes=int(max_body_mb * 1024 * 1024),
-        body_timeout_s=body_timeout_s,
-        keepalive_s=keepalive_s,
-        upstream_retries=retries,
-        upstream_timeout_s=upstream_timeout,
-        token_ids=not no_token_ids,
-        upstream_api_key=upstream_key,
-    )
-    try:
-        app = create_app(config)
-    except OSError as e:
-        raise UsageError(
-            f"cannot write records to {records_dir}: {e.strerror}", "choose another --records"
-        ) from e
-    control_listener = Listener(port=control_port, uds=control_socket)
-    where = f"unix:{control_socket}" if control_socket else f"http://127.0.0.1:{control_port}"
-    key_source = (
-        "FORGE_PROXY_ADMIN_KEY"
-        if os.environ.get("FORGE_PROXY_ADMIN_KEY")
-        else str(admin_key_file or records_dir / ".admin-key")
-    )
-    click.echo(
-        f"forge-eval proxy (pid {os.getpid()}): harnesses on http://{host}:{port} -> {', '.join(upstreams)}; "
-        f"control plane on {where} (admin key: {key_source}); records in {records_dir} ({durability})",
-        err=True,
-    )
-    _tune_gc()
-    try:
-        serve_forever(app, Listener(host, port), create_control_app(app), control_listener, access_log)
-    except OSError as e:
-        raise UsageError(
-            f"cannot listen on {host}:{port} or {where}: {e.strerror or e}",
-            "choose free ports with --port / --control-port (or stop the other proxy)",
-        ) from e
 
 
-def _tune_gc() -> None:
-    """The process is the proxy's alone: its start-up objects (modules, schemas) are frozen out of the
-    cyclic collector's view, and a young-generation pass runs every 20,000 allocations rather than 700.
-    An upstream answer with logprobs allocates ~1,000 containers, so at the default every call paid one
-    pass over the objects of all calls in flight (~25% of the proxy's CPU, measured with perf)."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(20_000, 20, 50)
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
-def _credential(variable: str, file: Path | None, generated: Path) -> str:
-    """A secret from the environment, else a file, else generated once into `generated` (0600)."""
-    value = os.environ.get(variable)
-    if not value and file is not None:
-        value = file.read_text().strip()
-        if not value:
-            raise UsageError(f"{file} is empty", "write the token into it, or let the proxy make one")
-    if not value and generated.exists():
-        value = generated.read_text().strip()
-    if not value:
-        value = secrets.token_urlsafe(32)
-        fd = os.open(generated, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(value + "\n")
-    return value
-
-
-@proxy.command()
+@proxy.command(cls=LazyCommand, target="forge_eval._cli._proxy:compact")
 @click.argument("records_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option(
     "--out",
@@ -270,19 +125,5 @@ def _credential(variable: str, file: Path | None, generated: Path) -> str:
     help="Output directory (default: RECORDS_DIR/parquet).",
 )
 @click.option("--finished-only", is_flag=True, help="Skip rollouts still running.")
-def compact(records_dir: Path, out_dir: Path | None, finished_only: bool) -> None:
+def compact() -> None:
     """Write calls.parquet and rollouts.parquet from a proxy's JSONL records."""
-    # deferred: pandas and pyarrow load only when the command runs (fast --help)
-    from forge_eval.proxy import compact as compact_records
-
-    if not records_dir.is_dir():
-        raise UsageError(
-            f"no records directory at {records_dir}", "give the --records directory of the proxy"
-        )
-    result = compact_records(records_dir, out_dir or records_dir / "parquet", finished_only=finished_only)
-    click.echo(
-        f"{result.n_calls} calls -> {result.calls_path}; {result.n_rollouts} rollouts -> "
-        f"{result.rollouts_path}"
-        + (f"; {result.skipped_running} running skipped" if finished_only else "")
-        + (f"; {result.torn_lines} torn last line(s) skipped" if result.torn_lines else "")
-    )

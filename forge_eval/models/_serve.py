@@ -1,8 +1,8 @@
-"""Run the embedded model server in this process (the foreground CLI and the child process)."""
+"""Run the embedded model server in this process (`forge-eval serve-model` and the child process that
+`EmbeddedModelServer` starts): only these import the llama.cpp binding, not the parent."""
 
 from __future__ import annotations
 
-import errno
 import os
 import socket
 import threading
@@ -10,34 +10,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import click
 import uvicorn
 
-from forge_eval._errors import ForgeError
-from forge_eval._net import tcp_socket
-from forge_eval.models._spec import EmbeddedModelSpec
-
-HOST = "127.0.0.1"
-
-
-def bind_socket(port: int | None) -> socket.socket:
-    """A listening socket on 127.0.0.1 (`port` None: a free one).
-
-    Binding before the model loads turns a busy port into an immediate, clear error, and lets a
-    parent hand the socket to its child (no race between picking a free port and using it).
-    """
-    sock = tcp_socket()
-    try:
-        sock.bind((HOST, port or 0))
-    except OSError as e:
-        sock.close()
-        if e.errno == errno.EADDRINUSE:
-            raise ForgeError(
-                f"port {port} on {HOST} is already in use",
-                hint="choose another port with --port (port= in Python), or leave it out to pick a free one",
-            ) from None
-        raise ForgeError(f"cannot listen on {HOST}:{port}: {e.strerror}") from None
-    sock.listen(128)
-    return sock
+from forge_eval.models._app import create_app
+from forge_eval.models._engine import LlamaEngine
+from forge_eval.models._server import INSPECT_SERVICE, LOCAL_API_KEY
+from forge_eval.models._socket import bind_socket
+from forge_eval.models._spec import EMBEDDED_MODELS, EmbeddedModelSpec, default_model
 
 
 def _exit_when_orphaned(parent_pid: int) -> None:
@@ -79,10 +59,6 @@ def serve(
         deterministic: Repeatable seeded sampling at the cost of speed (see `create_app`).
         verbose: Let llama.cpp log each request's timings and slot use to stderr.
     """
-    # deferred: the llama.cpp binding (xllamacpp) loads in the server process only, not in its parent
-    from forge_eval.models._app import create_app
-    from forge_eval.models._engine import LlamaEngine
-
     if parent_pid is not None:
         _exit_when_orphaned(parent_pid)
     engine = LlamaEngine(
@@ -97,3 +73,44 @@ def serve(
         on_ready(f"http://{host}:{port}/v1")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])
+
+
+def serve_command(
+    port: int | None,
+    model_name: str | None,
+    threads: int | None,
+    request_log: Path | None,
+    model_path: Path | None,
+    deterministic: bool,
+    verbose: bool,
+    fd: int | None,
+    parent_pid: int | None,
+) -> None:
+    """`forge-eval serve-model` (its options and help: forge_eval/models/_command.py)."""
+    spec = EMBEDDED_MODELS.get(model_name) if model_name else default_model()
+    sock = socket.socket(fileno=fd) if fd is not None else bind_socket(port)
+    serve(
+        spec,
+        sock,
+        threads=threads,
+        request_log=request_log,
+        model_path=model_path,
+        on_ready=_ready_message(spec.name, quiet=fd is not None),
+        parent_pid=parent_pid,
+        deterministic=deterministic,
+        verbose=verbose,
+    )
+
+
+def _ready_message(model: str, quiet: bool):
+    def on_ready(base_url: str) -> None:
+        if quiet:
+            return
+        service = INSPECT_SERVICE.upper()
+        click.echo(f"serving {model} at {base_url} (Ctrl-C to stop)")
+        click.echo("point Inspect at it with:")
+        click.echo(f"  export {service}_BASE_URL={base_url} {service}_API_KEY={LOCAL_API_KEY}")
+        click.echo(f"  inspect eval <task> --model openai-api/{INSPECT_SERVICE}/{model}")
+        click.echo(f"or any OpenAI client: base_url={base_url}, model={model}")
+
+    return on_ready

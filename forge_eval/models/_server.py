@@ -19,18 +19,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 
 from forge_eval._errors import ForgeError
 from forge_eval._status import status
-from forge_eval.models._serve import HOST, bind_socket
+from forge_eval.models._socket import HOST, bind_socket
 from forge_eval.models._spec import EMBEDDED_MODELS, default_model
 from forge_eval.models._threads import choose_threads
-
-if TYPE_CHECKING:
-    from inspect_ai.model import Model
 
 INSPECT_SERVICE = "forge"
 LOCAL_API_KEY = "forge-eval-local"
@@ -39,9 +36,10 @@ _LOG_TAIL_LINES = 20
 
 @dataclass(frozen=True)
 class InspectModelRef:
-    """How Inspect reaches a server.
+    """How Inspect reaches a server (plain values: this package does not import Inspect, so that the
+    server process starts without it).
 
-    `get_model(ref.model, base_url=ref.base_url, **ref.model_args)`, or in `eval()`:
+    `inspect_ai.model.get_model(ref.model, base_url=ref.base_url, **ref.model_args)`, or in `eval()`:
     `model=ref.model, model_base_url=ref.base_url, model_args=ref.model_args` (Inspect's eval passes
     the base URL separately from the model args and records both in the log).
     """
@@ -49,12 +47,6 @@ class InspectModelRef:
     model: str
     base_url: str
     model_args: dict[str, Any] = field(default_factory=dict)
-
-    def get_model(self, **kwargs: Any) -> Model:
-        """The Inspect `Model` for this server (extra kwargs go to `inspect_ai.model.get_model`)."""
-        from inspect_ai.model import get_model  # deferred: Inspect loads only when a caller asks for it
-
-        return get_model(self.model, base_url=self.base_url, **self.model_args, **kwargs)
 
 
 def inspect_model_string(model_name: str) -> str:

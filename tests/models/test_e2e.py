@@ -98,12 +98,13 @@ def test_two_concurrent_requests(qwen: EmbeddedModelServer) -> None:
 
 
 def test_inspect_get_model_receives_a_tool_call(qwen: EmbeddedModelServer) -> None:
-    from inspect_ai.model import GenerateConfig
+    from inspect_ai.model import GenerateConfig, get_model
     from inspect_ai.tool import ToolInfo, ToolParam, ToolParams
 
     ref = qwen.inspect_model()
     assert ref.model == "openai-api/forge/qwen-0.5b"
-    model = ref.get_model(config=GenerateConfig(max_tokens=40, temperature=0, seed=5))
+    config = GenerateConfig(max_tokens=40, temperature=0, seed=5)
+    model = get_model(ref.model, base_url=ref.base_url, **ref.model_args, config=config)
     tool = ToolInfo(
         name="get_weather",
         description="Get the current weather for a city",

@@ -117,7 +117,7 @@ def test_model_roles_bind_inspect_roles_as_inspects_cli_does(tmp_path, monkeypat
     role given that way is the judge; each role gets its own Inspect model bound to that role."""
     from types import SimpleNamespace
 
-    from forge_eval._cli.run import parse_model_roles
+    from forge_eval._cli._options import parse_model_roles
     from forge_eval.runner import RunSpec, plan_run
     from forge_eval.runner._execute import _identity, _model_roles
 

@@ -1,6 +1,6 @@
 """What the end of `forge-eval run` tells a newcomer about the embedded model's numbers."""
 
-from forge_eval._cli.run import DETERMINISTIC_COST, variability_note
+from forge_eval._cli._run import DETERMINISTIC_COST, variability_note
 
 
 def test_an_embedded_model_run_says_its_numbers_vary_and_what_deterministic_costs():

@@ -24,7 +24,7 @@ import re
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +164,7 @@ def _client(api_client: Any, kubeconfig: str | None, context: str | None) -> Any
     return client.CoreV1Api()
 
 
+@dataclass(kw_only=True, eq=False)
 class KubernetesBackend(RolloutBackend):
     """Rollouts as Kubernetes Pods.
 
@@ -189,43 +190,31 @@ class KubernetesBackend(RolloutBackend):
     name = "kubernetes"
     description = "one Kubernetes Pod per rollout (official client; requests/limits, activeDeadlineSeconds)"
 
-    def __init__(
-        self,
-        *,
-        namespace: str = "forge-rollouts",
-        images: Mapping[str, str] | None = None,
-        image: str | None = None,
-        program: RolloutProgram = default_program,
-        cpu: str = "2",
-        memory: str = "2Gi",
-        max_concurrent: int = 64,
-        creations_per_minute: int = 120,
-        ttl_s: float = 3600.0,
-        poll_s: float = 2.0,
-        deadline_grace_s: float = 30.0,
-        api_client: Any = None,
-        kubeconfig: str | None = None,
-        context: str | None = None,
-        service_account: str | None = None,
-        image_pull_policy: str = "IfNotPresent",
+    namespace: str = "forge-rollouts"
+    images: Mapping[str, str] = field(default_factory=dict)
+    image: str | None = None
+    program: RolloutProgram = default_program
+    cpu: str = "2"
+    memory: str = "2Gi"
+    max_concurrent: int = 64
+    creations_per_minute: InitVar[int] = 120
+    ttl_s: float = 3600.0
+    poll_s: float = 2.0
+    deadline_grace_s: float = 30.0
+    api_client: InitVar[Any] = None
+    kubeconfig: InitVar[str | None] = None
+    context: InitVar[str | None] = None
+    service_account: str | None = None
+    image_pull_policy: str = "IfNotPresent"
+
+    def __post_init__(
+        self, creations_per_minute: int, api_client: Any, kubeconfig: str | None, context: str | None
     ) -> None:
-        if max_concurrent < 1 or creations_per_minute < 1:
+        if self.max_concurrent < 1 or creations_per_minute < 1:
             raise UsageError(
-                f"max_concurrent and creations_per_minute must be at least 1, got {max_concurrent} and "
+                f"max_concurrent and creations_per_minute must be at least 1, got {self.max_concurrent} and "
                 f"{creations_per_minute}"
             )
-        self.namespace = namespace
-        self.images = dict(images or {})
-        self.image = image
-        self.program = program
-        self.cpu = cpu
-        self.memory = memory
-        self.max_concurrent = max_concurrent
-        self.ttl_s = ttl_s
-        self.poll_s = poll_s
-        self.deadline_grace_s = deadline_grace_s
-        self.service_account = service_account
-        self.image_pull_policy = image_pull_policy
         self.api = _client(api_client, kubeconfig, context)
         self.budget = CreationBudget(creations_per_minute)
         self.instance = uuid.uuid4().hex[:12]  # labels this backend's pods for its shared poll

@@ -1,0 +1,155 @@
+"""What `forge-eval run` does: a benchmark over several seeds, with CIs and a report."""
+
+import shlex
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from forge_eval._cli._options import parse_key_values, parse_model_roles
+from forge_eval._cli._report import percent, write_step_budgets
+from forge_eval._errors import ForgeError
+from forge_eval.analysis import parse_budgets
+from forge_eval.models import EMBEDDED_MODELS
+from forge_eval.rundir import RunDir
+from forge_eval.runner import RunSpec, execute, plan_run
+
+# Measured with bench/quickstart_time.py --deterministic (README, Quick start).
+DETERMINISTIC_COST = "about 2.5x the time (the quick-start run: 33 min against 13 min, one thread, 2 cores)"
+
+
+def run(
+    benchmark: str,
+    seeds: int,
+    seed_base: int,
+    epochs: int | None,
+    model: str | None,
+    model_base_url: str | None,
+    model_args: tuple[str, ...],
+    harness: str | None,
+    limit: int | None,
+    quick: bool,
+    temperature: float | None,
+    max_tokens: int | None,
+    max_connections: int | None,
+    out: Path | None,
+    judge: str | None,
+    model_roles: tuple[str, ...],
+    data_dir: Path | None,
+    deterministic: bool,
+    no_sandbox: bool,
+    step_budget: str | None,
+    task_args: tuple[str, ...],
+) -> None:
+    """`forge-eval run` (its options and help: forge_eval/_cli/run.py)."""
+    budgets = parse_budgets(step_budget) if step_budget else ()
+
+    spec = RunSpec(
+        benchmark=benchmark,
+        seeds=tuple(range(seed_base, seed_base + seeds)),
+        epochs=epochs,
+        model=model,
+        harness=harness,
+        limit=limit,
+        quick=quick,
+        task_options=parse_key_values(task_args, "-T"),
+        model_base_url=model_base_url,
+        model_args=parse_key_values(model_args, "-M"),
+        temperature=temperature,
+        max_tokens=max_tokens,
+        max_connections=max_connections,
+        judge=judge,
+        model_roles=parse_model_roles(model_roles),
+        data_dir=data_dir,
+        deterministic=deterministic,
+        no_sandbox=no_sandbox,
+        out=out or Path("runs") / benchmark,
+        command=shlex.join(["forge-eval", *sys.argv[1:]]),
+    )
+    plan = plan_run(spec)
+    if no_sandbox:
+        click.secho(
+            "warning: --no-sandbox: harness programs run on this host unisolated (files, network, processes)",
+            fg="yellow",
+            err=True,
+        )
+    for note in plan.notes:
+        click.echo(note)
+    result = execute(plan)
+    if budgets:
+        write_step_budgets(result.out, budgets)
+    print_headline(result.results, result.out, result.report)
+    if quick or limit:
+        click.echo(
+            f"\nThis was a subset. The full benchmark: forge-eval run {benchmark} --seeds 5 "
+            "--epochs 3 --out runs/" + benchmark + "-full"
+        )
+    note = variability_note(result.results)
+    if note:
+        click.echo(f"\n{note}")
+    if not result.complete:
+        raise ForgeError(
+            _partial_message(result.errors), "re-run the same command: it runs only what is missing"
+        )
+
+
+def variability_note(results: dict) -> str | None:
+    """What a newcomer should know about an embedded model's numbers: they vary between runs."""
+    if results["model"] not in EMBEDDED_MODELS or results.get("deterministic"):
+        return None
+    return (
+        f"Note: numbers from the embedded model ({results['model']}) vary between runs of the same command: "
+        "llama.cpp's prompt cache and batching shift its sampling slightly. --deterministic makes them "
+        f"repeatable, at {DETERMINISTIC_COST}."
+    )
+
+
+def _partial_message(errors: tuple[str, ...]) -> str:
+    if not errors:
+        return "the run is partial: some seeds have no finished log"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    failed = f"{len(errors)} sample{'s' if len(errors) > 1 else ''} failed"
+    return f"the run is partial: {failed}; first: {errors[0]}{more}"
+
+
+def print_headline(results: dict, out: Path, report: Path | None) -> None:
+    """Print the headline metrics with their 95% CIs, and where the report and logs are."""
+    console = Console()
+    table = Table(
+        title=f"{results['benchmark']} · {results['model']} · {results['harness']} · "
+        f"seeds {results['seeds']} · {results['n_tasks']} tasks"
+    )
+    for column in ("metric", "estimate", "95% CI", "per seed", "trials"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for name, m in results["metrics"].items():
+        per_seed = " ".join(percent(p["estimate"], ".0f") for p in m["per_seed"])
+        table.add_row(
+            name,
+            percent(m["estimate"]) + "%",
+            f"[{percent(m['ci_low'])}, {percent(m['ci_high'])}]",
+            per_seed,
+            str(m["n_trials"]),
+        )
+    console.print(table)
+    if results["status"] != "complete":
+        console.print(
+            "[yellow]partial run: some samples failed or are missing; re-run the same command "
+            "to finish it[/yellow]"
+        )
+    console.print(f"estimator: {next(iter(results['metrics'].values()))['estimator']}")
+    if report is not None:
+        console.print(f"report:  {report.resolve()}")
+    protocol = results.get("protocol") or {}
+    if protocol.get("comparable"):
+        console.print("protocol: every element is the official one (comparable with published scores)")
+    elif protocol:
+        reasons = protocol["reasons"]
+        more = f" (and {len(reasons) - 1} more: see the report's Protocol section)" if reasons[1:] else ""
+        console.print(f"[yellow]not comparable with published scores: {escape(reasons[0] + more)}[/yellow]")
+    files = RunDir(out)
+    console.print(f"results: {files.results.resolve()}")
+    console.print(f"logs:    inspect view --log-dir {files.logs.resolve()}")
+
