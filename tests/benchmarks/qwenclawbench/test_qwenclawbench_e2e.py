@@ -19,6 +19,7 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import resolve_sample_attachments
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from starlette.responses import JSONResponse
 
 from forge_eval.benchmarks.qwenclawbench import qwenclawbench
 from forge_eval.harnesses import harness_settings
@@ -110,3 +111,94 @@ def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
         first.served_request.get("max_tokens") == 32768
         or first.served_request.get("max_completion_tokens") == 32768
     )
+
+
+#: Its grade() reads only the transcript's assistant text (no workspace check).
+COMPACTED_TASK = "task_00043_read_memory_files_and_summarize_novel_preparation"
+#: How a provider words a context overflow (OpenClaw's overflow tables match it) and the summary the
+#: scripted model writes when OpenClaw asks it to compact.
+OVERFLOW = "input exceeds the maximum number of tokens"
+SUMMARY = "Summary: the notes were listed."
+#: Tool turns before the overflow, each printing 60,000 characters (under OpenClaw's 64,000 per live
+#: tool result at upstream's 200k context): OpenClaw compacts only history older than the 20,000 tokens it
+#: keeps (`keepRecentTokens`), so a short session answers "Nothing to compact (session too small)".
+TOOL_TURNS = 4
+
+
+@dataclass
+class CompactingUpstream(ScriptedUpstream):
+    """A first turn that names the novel, tool turns that fill the context, then one context overflow
+    (HTTP 400), a summary when OpenClaw compacts, and an answer without the title: grade() finds the
+    title only in the turns before the compaction."""
+
+    overflowed: bool = False
+
+    async def chat(self, request: Any) -> Any:
+        body = json.loads(await request.body())
+        self.requests.append(body)
+        messages = body.get("messages", [])
+        if "summar" in json.dumps(messages[-1:]).lower() and "conversation" in json.dumps(messages).lower():
+            return _answer(SUMMARY)
+        if self.overflowed:
+            return _answer("Status update: the notes are consistent.")
+        done = sum(m.get("role") == "tool" for m in messages)
+        if done < TOOL_TURNS:
+            command = f"python3 -c \"print('note{done} ' * 10000)\""
+            call = EditPolicy().shell_call(body.get("tools") or [], command)
+            if call is None:
+                return _answer("no shell tool")
+            turn = _tool_turn(messages, *call)
+            if done == 0:
+                turn["message"]["content"] = "Reading the notes of The Borrowed Mind."
+            return _chat(turn)
+        self.overflowed = True
+        error = {"error": {"message": OVERFLOW, "type": "invalid_request_error"}}
+        return JSONResponse(error, status_code=400)
+
+
+def _chat(turn: dict[str, Any]) -> Any:
+    choice = {"index": 0, "message": turn["message"], "finish_reason": turn["finish_reason"]}
+    usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+    return JSONResponse({"id": "c", "object": "chat.completion", "created": 0, "model": "scripted-policy",
+                         "choices": [choice], "usage": usage})
+
+
+def _answer(text: str) -> Any:
+    return _chat({"message": {"role": "assistant", "content": text}, "finish_reason": "stop"})
+
+
+def test_grade_sees_the_turns_before_openclaws_compaction(upstream_trees: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real OpenClaw run (upstream's openclaw.json, scripted model) whose context overflows: OpenClaw
+    compacts and answers, and upstream's grade() on its session log still sees the turns before."""
+    tree = upstream_trees / "SKYLENAGE-AI+QwenClawBench@e4eefcf"
+    upstream = CompactingUpstream()
+    verdict = json.dumps({"scores": {"accuracy": JUDGE_TOTAL}, "total": JUDGE_TOTAL, "notes": "scripted"})
+    output = ModelOutput.from_content("mockllm/model", verdict)
+    output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    judge = get_model("mockllm/model", custom_outputs=[output])
+    monkeypatch.setenv("SCRIPTED_API_KEY", "unused")
+    with serve_in_thread(upstream.app()) as server, harness_settings(
+        records_dir=tmp_path / "records", sandbox=True
+    ):
+        [log] = inspect_eval(
+            qwenclawbench(harness="openclaw", task_ids=COMPACTED_TASK, data_dir=str(tree)),
+            model="openai-api/scripted/scripted-policy",
+            model_base_url=f"{server.url}/v1",
+            model_roles={"judge": judge},
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+    assert log.status == "success", log.error
+    sample = resolve_sample_attachments(log.samples[0])
+    run = next(e.data for e in sample.events if e.event == "info" and e.source == "openclaw")
+    assert upstream.overflowed and run["status"] == "completed", run.get("stderr_tail")
+    # OpenClaw asked for a summary, then went on from it, without the first turn in the model's context
+    assert any(SUMMARY in json.dumps(r.get("messages")) for r in upstream.requests)
+    assert SUMMARY in json.dumps(upstream.requests[-1]["messages"])
+    assert "Borrowed Mind" not in json.dumps(upstream.requests[-1]["messages"])
+    score = sample.scores["qwenclawbench_scorer"]
+    assert score.metadata["compactions"] >= 1, score.metadata
+    assert sample.output.completion.startswith("Status update")
+    # the title is only in the turn before the compaction: grade() read OpenClaw's whole session log
+    assert score.metadata["grade"]["novel_title_mentioned"] == 1.0, score.metadata
