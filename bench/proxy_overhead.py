@@ -17,7 +17,7 @@ fdatasync; records on the file system of the working directory, so that fsync re
 Inspect-model upstream (`Model.generate()` direct and through the proxy), and the memory the proxy retains
 per live rollout (tracemalloc), with the request-hash index bounded and unbounded.
 
-    .venv/bin/python bench/proxy_overhead.py [--seconds 3] [--repeats 3] [--quick]
+    .venv/bin/python bench/proxy_overhead.py [--seconds 3] [--repeats 3] [--quick] [--connections 1,8,32]
 """
 
 import argparse
@@ -374,8 +374,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="length of one run")
     parser.add_argument("--repeats", type=int, default=3, help="runs per leg and cell (medians are shown)")
     parser.add_argument("--quick", action="store_true", help="JSON and stream at 1 and 32 connections only")
+    parser.add_argument(
+        "--connections",
+        type=lambda text: tuple(int(n) for n in text.split(",")),
+        default=None,
+        help="the connection counts of the overhead table, e.g. 1,8,32 (default 1,8,32,128; --quick 1,32)",
+    )
     args = parser.parse_args()
-    args.connections = (1, 32) if args.quick else CONNECTIONS
+    args.connections = args.connections or ((1, 32) if args.quick else CONNECTIONS)
     args.durability_connections = (1, 32) if args.quick else (1, 32, 128)
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "FORGE_PROXY_SECRET": SECRET}
     env["FORGE_PROXY_ADMIN_KEY"] = ADMIN_KEY

@@ -52,8 +52,11 @@ from forge_eval.proxy._writer import DURABILITY, Durability, RecordWriteError, R
 
 
 def __getattr__(name: str) -> object:
-    """`InspectUpstream` is imported on first use: importing Inspect costs ~2 s the proxy CLI need not pay."""
+    """`InspectUpstream` is imported on first use (PEP 562)."""
     if name == "InspectUpstream":
+        # deferred: inspect_ai. A required dependency, not an optional one, but importing it takes 2-5 s
+        # (measured on 2 cores), which `forge-eval proxy serve` and every harness test's proxy would pay at
+        # start for an upstream they do not use (HttpUpstream serves them)
         from forge_eval.proxy._inspect_upstream import InspectUpstream
 
         return InspectUpstream

@@ -6,7 +6,9 @@ otherwise hold its connection (and file descriptor) for ever. Strict means what 
 NaN/Infinity and no number too large for a double such as `1e400` (pydantic would write them as null),
 no lone UTF-16 surrogates (UTF-8 cannot encode them, so neither the record nor the upstream's tokenizer
 could take the request; refused with the place they occur), no nesting deeper than the parser's
-recursion limit.
+recursion limit. Bodies are read with orjson, which refuses all of that itself, and only a body it refuses
+(or one with a run of 19 digits: orjson reads an integer beyond 64 bits as a float) goes through the
+standard library's parser, slower but able to say exactly what is wrong and where.
 """
 
 import asyncio
@@ -16,6 +18,7 @@ import re
 import zlib
 from typing import Any
 
+import orjson
 import zstandard
 from starlette.requests import Request
 
@@ -80,10 +83,16 @@ def _finite(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)  # one, not one per request
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
 def loads_json(raw: bytes) -> Any:
     """Strict JSON (see the module doc); `BadRequest` (400) names what is wrong."""
+    if not _LONG_DIGITS.search(raw):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass  # the standard library's parser says what is wrong
     try:
         value = _DECODER.decode(raw.decode(json.detect_encoding(raw), "surrogatepass"))
     except RecursionError:

@@ -3,8 +3,8 @@
 Non-streaming always (streaming loses vLLM's token ids with tool parsers; the proxy synthesizes SSE).
 Asks for `return_token_ids` and logprobs; an endpoint that rejects those fields is remembered and asked
 without them. A rollout sticks to one endpoint (hash of its key) and moves on only when that one fails.
-The client is aiohttp rather than httpx: with its C parser the proxy process spends 0.7 instead of 1.3 ms
-of CPU per call, and its throughput on 2 cores is bounded by CPU (measured with bench/proxy_overhead.py).
+The client is the proxy's own pooled HTTP/1.1 client (`_http_client`: httptools' parser, a quarter of
+aiohttp's CPU per call; the proxy's throughput on 2 cores is bounded by CPU, see bench/proxy_overhead.py).
 Bodies are written and read with orjson (`_json`).
 """
 
@@ -13,16 +13,14 @@ import hashlib
 import time
 from typing import Any
 
-import aiohttp
-
 from forge_eval.proxy._canonical import CanonicalRequest
+from forge_eval.proxy._http_client import HttpClient, HttpClientError
 from forge_eval.proxy._json import dumps, loads
 from forge_eval.proxy._openai_parse import parse_upstream, without_token_data
 from forge_eval.proxy._upstream import UpstreamError, UpstreamResult, http_error_kind
 from forge_eval.proxy.records import ErrorKind, UpstreamFailure
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-_JSON = {"Content-Type": "application/json"}
 _TOKEN_FIELDS = ("return_token_ids", "logprobs", "top_logprobs")
 
 
@@ -67,30 +65,16 @@ class HttpUpstream:
         self.backoff_max_s = backoff_max_s
         self.token_ids = token_ids
         self._plain: set[str] = set()  # endpoints that refused the token-id fields
-        self._timeout = aiohttp.ClientTimeout(total=timeout_s, connect=10.0)
-        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._session: aiohttp.ClientSession | None = None
+        self.timeout_s = timeout_s
+        self._client = HttpClient({"Authorization": f"Bearer {api_key}"} if api_key else None)
         self._models: dict[str, str] = {}
-
-    def _client(self) -> aiohttp.ClientSession:
-        """One session per proxy, created inside its event loop on first use."""
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(limit=512, limit_per_host=256, keepalive_timeout=60)
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                timeout=self._timeout,
-                headers=self._headers,
-                cookie_jar=aiohttp.DummyCookieJar(),  # an inference server sets none worth keeping
-            )
-        return self._session
 
     async def _post(
         self, url: str, body: dict[str, Any], timeout: float | None = None
-    ) -> tuple[int, Any, bytes]:
+    ) -> tuple[int, dict[str, str], bytes]:
         """(status, headers, body bytes) of one POST."""
-        kwargs = {"timeout": aiohttp.ClientTimeout(total=timeout)} if timeout else {}
-        async with self._client().post(url, data=dumps(body), headers=_JSON, **kwargs) as answer:
-            return answer.status, answer.headers, await answer.read()
+        answer = await self._client.request("POST", url, dumps(body), timeout or self.timeout_s)
+        return answer.status, answer.headers, answer.body
 
     def set_endpoints(self, endpoints: list[str]) -> None:
         """Switch to new endpoints (after a weight update moved the servers)."""
@@ -104,11 +88,9 @@ class HttpUpstream:
             return self.model
         if endpoint not in self._models:
             try:
-                async with self._client().get(
-                    f"{endpoint}/v1/models", timeout=aiohttp.ClientTimeout(10)
-                ) as a:
-                    self._models[endpoint] = loads(await a.read())["data"][0]["id"]
-            except (aiohttp.ClientError, TimeoutError, ValueError, KeyError, IndexError, TypeError):
+                answer = await self._client.request("GET", f"{endpoint}/v1/models", None, 10.0)
+                self._models[endpoint] = loads(answer.body)["data"][0]["id"]
+            except (HttpClientError, TimeoutError, ValueError, KeyError, IndexError, TypeError):
                 return fallback
         return self._models[endpoint]
 
@@ -142,8 +124,8 @@ class HttpUpstream:
                 status, headers, content = await self._post(endpoint + path, body)
             except TimeoutError as e:
                 kind, status, message = "timeout", None, f"upstream timed out: {type(e).__name__}"
-            except aiohttp.ClientError as e:
-                kind, status, message = "transport", None, f"upstream unreachable: {type(e).__name__}: {e}"
+            except HttpClientError as e:
+                kind, status, message = "transport", None, f"upstream unreachable: {e}"
             else:
                 if status == 200:
                     try:
@@ -199,7 +181,7 @@ class HttpUpstream:
             try:
                 status, _, content = await self._post(f"{endpoint}/tokenize", body, timeout=30.0)
                 data = loads(content) if status == 200 else {}
-            except (aiohttp.ClientError, TimeoutError, ValueError):
+            except (HttpClientError, TimeoutError, ValueError):
                 continue
             if isinstance(data, dict) and isinstance(data.get("count"), int):
                 return data["count"]
@@ -208,8 +190,7 @@ class HttpUpstream:
         return max(1, len(text) // 4)
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
+        await self._client.aclose()
 
 
 def _error_message(status: int, content: bytes) -> str:

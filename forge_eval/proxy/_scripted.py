@@ -206,6 +206,28 @@ class ScriptedUpstream:
             else:
                 choice["logprobs"] = {"tokens": [chr(t) for t in completion_ids], "token_logprobs": values}
 
+    def _answer(
+        self, body: dict[str, Any], prompt: str, completion: str, choice: dict[str, Any], chat: bool
+    ) -> Response:
+        """The whole answer around its one `choice`: usage (about 4 characters a prompt token, a byte a
+        completion token) and, when asked for, the token fields."""
+        prompt_tokens, completion_tokens = len(prompt) // 4, len(completion.encode())
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        answer: dict[str, Any] = {
+            "id": f"chatcmpl-{len(self.requests)}" if chat else "cmpl-scripted",
+            "object": "chat.completion" if chat else "text_completion",
+            "created": 0,
+            "model": self.model,
+            "choices": [choice],
+            "usage": usage,
+        }
+        self._tokens(body, prompt, completion, choice, answer, chat)
+        return _json(answer)
+
     async def chat(self, request: Request) -> Response:
         body, refused = await self._admit(request)
         if refused is not None or body is None:
@@ -215,21 +237,7 @@ class ScriptedUpstream:
         completion = message.get("content") or json.dumps(message.get("tool_calls"))
         prompt = json.dumps(body.get("messages", []))
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": decision["finish_reason"]}
-        usage = {
-            "prompt_tokens": len(prompt) // 4,
-            "completion_tokens": len(completion.encode()),
-            "total_tokens": len(prompt) // 4 + len(completion.encode()),
-        }
-        answer: dict[str, Any] = {
-            "id": f"chatcmpl-{len(self.requests)}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": self.model,
-            "choices": [choice],
-            "usage": usage,
-        }
-        self._tokens(body, prompt, completion, choice, answer, chat=True)
-        return _json(answer)
+        return self._answer(body, prompt, completion, choice, chat=True)
 
     async def completions(self, request: Request) -> Response:
         body, refused = await self._admit(request)
@@ -239,21 +247,7 @@ class ScriptedUpstream:
         prompt_text = prompt if isinstance(prompt, str) else " ".join(map(str, prompt or []))
         text = f" [{len(prompt_text.split())} words]"
         choice: dict[str, Any] = {"index": 0, "text": text, "logprobs": None, "finish_reason": "stop"}
-        usage = {
-            "prompt_tokens": len(prompt_text) // 4,
-            "completion_tokens": len(text),
-            "total_tokens": len(prompt_text) // 4 + len(text),
-        }
-        answer: dict[str, Any] = {
-            "id": "cmpl-scripted",
-            "object": "text_completion",
-            "created": 0,
-            "model": self.model,
-            "choices": [choice],
-            "usage": usage,
-        }
-        self._tokens(body, prompt_text, text, choice, answer, chat=False)
-        return _json(answer)
+        return self._answer(body, prompt_text, text, choice, chat=False)
 
     async def models(self, request: Request) -> Response:
         return JSONResponse(

@@ -2,7 +2,7 @@
 
 from forge_eval.proxy._adapters import anthropic, chat, completions, responses
 from forge_eval.proxy._adapters._adapter import ADAPTERS, Adapter, ConversationStore
-from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._adapters._openai import openai_error
 
 __all__ = [
     "ADAPTERS",

