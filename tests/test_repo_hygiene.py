@@ -21,8 +21,6 @@ REASON = re.compile(r"#.*\b(optional|upstream)", re.IGNORECASE)
 # commit that fixes it.
 NOT_YET = {
     "forge_eval/proxy/__init__.py",
-    "training/ablation/_run.py",
-    "training/ablation/_upstream.py",
 }
 
 

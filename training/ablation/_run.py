@@ -184,7 +184,7 @@ class Run:
 
     def __init__(self, config: RunConfig, out: Path) -> None:
         self.torch = _import_torch()
-        # deferred: _model imports torch, which importing this package must not
+        # deferred: _model imports torch, an optional dependency (scripts/setup.d/40-verl.sh)
         from forge_eval.training.ablation._model import weights_hash
 
         self.config, self.out = config, out
@@ -320,7 +320,7 @@ class Run:
         """`ppo_epochs` clipped policy-gradient updates on one step's rows (veRL's actor update on one
         mini-batch): the policy loss and the entropy bonus are aggregated by `loss_agg` over the trained
         tokens, as veRL's `loss_agg_mode` does."""
-        # deferred: _model imports torch, which importing this package must not
+        # deferred: _model imports torch, an optional dependency (scripts/setup.d/40-verl.sh)
         from forge_eval.training.ablation._model import Responses, response_logprobs
 
         torch, c = self.torch, self.config
@@ -369,7 +369,7 @@ class Run:
         finally:
             if not self.config.keep_records:
                 shutil.rmtree(self.records, ignore_errors=True)
-        # deferred: _model imports torch, which importing this package must not
+        # deferred: _model imports torch, an optional dependency (scripts/setup.d/40-verl.sh)
         from forge_eval.training.ablation._model import weights_hash
 
         c = self.config

@@ -65,7 +65,7 @@ class PolicyUpstream:
         self._decode_if_all_waiting()
 
     def _decode_if_all_waiting(self) -> None:
-        # deferred: _model imports torch, which importing this package must not
+        # deferred: _model imports torch, an optional dependency (scripts/setup.d/40-verl.sh)
         from forge_eval.training.ablation._model import sample
 
         if not self._waiting or len(self._waiting) < self._sessions:
@@ -102,7 +102,7 @@ class PolicyUpstream:
                 400,
                 served_request=served,
             )
-        # deferred: _model imports torch, which importing this package must not
+        # deferred: _model imports torch, an optional dependency (scripts/setup.d/40-verl.sh)
         from forge_eval.training.ablation._model import Turn
 
         t_start = time.time()
