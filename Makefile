@@ -6,6 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check -q
 STAMP := $(VENV)/.forge-installed
+DEV_STAMP := $(VENV)/.forge-dev
 MODEL_STAMP := $(VENV)/.forge-model
 TEST_STAMP := $(VENV)/.forge-test-deps
 RUN_DIR ?= runs/quickstart
@@ -18,31 +19,38 @@ run: $(STAMP) $(MODEL_STAMP)
 	$(VENV)/bin/forge-eval run forgelab --seeds 2 --epochs 1 --quick --out $(RUN_DIR) $(RUN_ARGS)
 
 # The full suite (what CI runs, `bash .ci/run`): the layer contracts, the docs, then every test.
-test: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP) lint-imports docs
+test: $(STAMP) $(DEV_STAMP) $(MODEL_STAMP) $(TEST_STAMP) lint-imports docs
 	$(VENV)/bin/pytest
 
 # The inner loop: the layer contracts and every test but the end-to-end, slow, real-harness and veRL ones.
-test-fast: $(STAMP) $(MODEL_STAMP) $(TEST_STAMP) lint-imports docs
+test-fast: $(STAMP) $(DEV_STAMP) $(MODEL_STAMP) $(TEST_STAMP) lint-imports docs
 	$(VENV)/bin/pytest -m "not e2e and not slow and not harness and not verl"
 
 # import-linter's contracts in pyproject.toml, on the package as installed (see the script).
-lint-imports: $(STAMP)
+lint-imports: $(DEV_STAMP)
 	$(PY) scripts/lint_imports.py
 
 # The documentation site (mkdocs.yml, docs/) into site/, offline and --strict: a broken link, a missing
 # page or a benchmark without a README fails. `mkdocs serve` shows it while you edit.
-docs: $(STAMP)
+docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
 
 setup: $(STAMP) $(MODEL_STAMP)
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 
+# What `make run` needs; the developer tools (pytest, ruff, mkdocs, ...) come with the dev stamp below,
+# which `make run` does not wait for (about a quarter of the packages).
 $(STAMP): pyproject.toml setup.py
 	@echo "[$$(date +%T)] installing forge-eval and its Python packages into $(VENV) (once)"
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install --upgrade pip
+	$(PIP) install -e .
+	@touch $@
+
+$(DEV_STAMP): $(STAMP)
+	@echo "[$$(date +%T)] installing the developer tools (tests, linters, docs) into $(VENV) (once)"
 	$(PIP) install -e '.[dev]'
 	@touch $@
 

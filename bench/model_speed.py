@@ -2,7 +2,7 @@
 
 For each model and thread count: start-up time until /health answers; prompt and generation tok/s
 of one request with a long prompt (llama.cpp's own timings, prompt cache off); end-to-end generated
-tokens per wall-clock second of 1 and of 2 concurrent short-prompt requests (the server's 2 slots)
+tokens per wall-clock second of 1 and of 2 concurrent short-prompt requests (the 2 connections a run opens)
 and their ratio; the server's peak RSS.
 Thread counts run side by side, on the idle machine and under load (`--background N` busy processes
 that each keep one core busy), because on a busy 2-core machine 2 llama.cpp threads (which meet at a

@@ -4,14 +4,16 @@ Each repeat clones the repository into a temporary folder and times `make setup`
 packages, model weights) and then `make run` (the quick forgelab run over 2 seeds; set-up is already
 done), whose sum is what a new user's `make run` costs. With `--deterministic` the same run is then
 repeated in the last clone with `--deterministic`, side by side, for the ratio the run's summary quotes.
-It prints each time, its ratio to the 8-minute target, and the load average around it (the machine
-should be otherwise idle: other work slows the embedded model, and it takes fewer threads then).
+It prints each time, its ratio to the 8-minute target, the llama.cpp threads the model chose and the
+load average around it (the machine should be otherwise idle: other work slows the embedded model, and
+it takes fewer threads then).
 
     python bench/quickstart_time.py [--repeats 3] [--deterministic] [--source DIR]
 """
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -35,6 +37,12 @@ def _timed(command: list[str], cwd: Path, log: Path) -> float:
     return took
 
 
+def _threads(log: Path) -> str:
+    """The llama.cpp thread count the embedded model chose at its last start, as its log line says."""
+    chosen = re.findall(r"with (\d+) llama\.cpp thread\(s\)", log.read_text(errors="replace"))
+    return chosen[-1] if chosen else "?"
+
+
 def _load() -> str:
     return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
@@ -55,7 +63,10 @@ def main() -> None:
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="forge-quickstart-"))
     print(f"{datetime.now():%Y-%m-%d %H:%M}, {os.cpu_count()} CPUs, cloning {args.source}; logs in {workdir}")
-    print(f"{'repeat':>6} {'setup':>12} {'run':>12} {'make run':>12} {'vs 8 min':>9}  load before -> after")
+    print(
+        f"{'repeat':>6} {'setup':>12} {'run':>12} {'make run':>12} {'vs 8 min':>9} {'threads':>7}  "
+        "load before -> after"
+    )
     runs = []
     clone = workdir
     for repeat in range(1, args.repeats + 1):
@@ -69,7 +80,7 @@ def main() -> None:
         total = setup + run
         print(
             f"{repeat:6d} {_minutes(setup):>12} {_minutes(run):>12} {_minutes(total):>12} "
-            f"{total / TARGET_S:9.2f}  {before} -> {_load()}",
+            f"{total / TARGET_S:9.2f} {_threads(log):>7}  {before} -> {_load()}",
             flush=True,
         )
     if args.deterministic:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import xllamacpp
 
 from forge_eval._errors import ForgeError
+from forge_eval.models._slots import SlotRouter
 from forge_eval.models._threads import default_threads
 
 
@@ -38,7 +39,10 @@ class LlamaEngine:
     Args:
         model_path: The GGUF file.
         threads: CPU threads for generation and prompt processing (None: `default_threads()`).
-        n_parallel: Requests decoded together (continuous batching).
+        n_parallel: Slots: requests decoded together (continuous batching), each keeping its last
+            prompt cached. Twice the 2 connections a run opens, because Inspect keeps 2 samples per
+            seed in flight and `make run` runs 2 seeds: one slot per live conversation, which
+            `SlotRouter` sends back to it.
         n_ctx_per_slot: Context tokens available to each request.
         verbose: llama.cpp logs every request (timings, slots) to stderr; otherwise only errors.
     """
@@ -47,7 +51,7 @@ class LlamaEngine:
         self,
         model_path: Path,
         threads: int | None = None,
-        n_parallel: int = 2,
+        n_parallel: int = 4,
         n_ctx_per_slot: int = 8192,
         verbose: bool = False,
     ):
@@ -71,14 +75,21 @@ class LlamaEngine:
             self._server = xllamacpp.Server(params)
         except Exception as e:
             raise ForgeError(f"llama.cpp could not load {model_path}: {e}") from e
+        self._slots = SlotRouter(n_parallel)
 
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        slot = self._slots.acquire(request.get("messages") or [])
         try:
-            result = self._server.handle_chat_completions(request)
+            result = self._server.handle_chat_completions(
+                request if slot is None else {**request, "id_slot": slot}
+            )
         except ValueError as e:
             raise EngineRequestError(
                 400, {"error": {"message": str(e), "type": "invalid_request_error"}}
             ) from e
+        finally:
+            if slot is not None:
+                self._slots.release(slot)
         if "error" in result:
             error = result["error"]
             raise EngineRequestError(int(error.get("code", 500)), result)
