@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,34 +28,21 @@ def shared_copy(path: Path, what: str) -> Path:
     return path
 
 
-@pytest.fixture(scope="session")
-def claweval_data() -> Path:
-    return shared_copy(BENCHMARK_DATA / "claweval", "shared Claw-Eval data")
+def _benchmark_data(name: str, folder: str, title: str) -> Any:  # noqa: ANN401 (a pytest fixture)
+    """A session fixture `name`: the shared copy of one benchmark's official data (BENCHMARK_DATA/folder)."""
+
+    def data() -> Path:
+        return shared_copy(BENCHMARK_DATA / folder, f"shared {title} data")
+
+    return pytest.fixture(data, scope="session", name=name)
 
 
-@pytest.fixture(scope="session")
-def qwenclawbench_data() -> Path:
-    return shared_copy(BENCHMARK_DATA / "qwenclawbench", "shared QwenClawBench data")
-
-
-@pytest.fixture(scope="session")
-def mcpatlas_data() -> Path:
-    return shared_copy(BENCHMARK_DATA / "mcpatlas", "shared MCP-Atlas data")
-
-
-@pytest.fixture(scope="session")
-def webvoyager_data() -> Path:
-    return shared_copy(BENCHMARK_DATA / "webvoyager", "shared WebVoyager data")
-
-
-@pytest.fixture(scope="session")
-def online_mind2web_data() -> Path:
-    return shared_copy(BENCHMARK_DATA / "online_mind2web", "shared Online-Mind2Web data")
-
-
-@pytest.fixture(scope="session")
-def osworld_data() -> Path:
-    return shared_copy(BENCHMARK_DATA / "osworld_verified", "shared OSWorld-Verified data")
+claweval_data = _benchmark_data("claweval_data", "claweval", "Claw-Eval")
+qwenclawbench_data = _benchmark_data("qwenclawbench_data", "qwenclawbench", "QwenClawBench")
+mcpatlas_data = _benchmark_data("mcpatlas_data", "mcpatlas", "MCP-Atlas")
+webvoyager_data = _benchmark_data("webvoyager_data", "webvoyager", "WebVoyager")
+online_mind2web_data = _benchmark_data("online_mind2web_data", "online_mind2web", "Online-Mind2Web")
+osworld_data = _benchmark_data("osworld_data", "osworld_verified", "OSWorld-Verified")
 
 
 @pytest.fixture(scope="session")

@@ -5,10 +5,9 @@ Facts measured on 2.1.197: Anthropic Messages over SSE at
 as root it accepts `--dangerously-skip-permissions` only with `IS_SANDBOX=1`.
 """
 
-import json
 from pathlib import Path
 
-from forge_eval.harnesses._external import POLICY_MODEL, ExternalHarness, Launch, ProxyEndpoint
+from forge_eval.harnesses._external import POLICY_MODEL, ExternalHarness, Launch, ProxyEndpoint, json_events
 from forge_eval.harnesses._facts import OTHER, HarnessFacts, TaggingCues, reads, shell, writes
 from forge_eval.harnesses._npm import NpmPackage
 from forge_eval.harnesses._workspace import Workspace
@@ -100,13 +99,7 @@ class ClaudeCodeHarness(ExternalHarness):
     def final_answer(self, stdout: str) -> str:
         """The `result` event's text (the last assistant text when the run ended without one)."""
         answer = ""
-        for line in stdout.splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(event, dict):
-                continue
+        for event in json_events(stdout):
             if event.get("type") == "result" and isinstance(event.get("result"), str):
                 return event["result"]
             if event.get("type") == "assistant":

@@ -5,10 +5,9 @@ a custom provider (the built-in one goes to api.openai.com or tries WebSockets),
 `--disable` flags, analytics and update checks off it makes no DNS query at all.
 """
 
-import json
 from pathlib import Path
 
-from forge_eval.harnesses._external import POLICY_MODEL, ExternalHarness, Launch, ProxyEndpoint
+from forge_eval.harnesses._external import POLICY_MODEL, ExternalHarness, Launch, ProxyEndpoint, json_events
 from forge_eval.harnesses._facts import OTHER, HarnessFacts, TaggingCues, ToolUse, reads, shell
 from forge_eval.harnesses._npm import NpmPackage
 from forge_eval.harnesses._workspace import Workspace
@@ -111,12 +110,8 @@ class CodexHarness(ExternalHarness):
     def final_answer(self, stdout: str) -> str:
         """The text of the last `agent_message` item in the JSONL events."""
         answer = ""
-        for line in stdout.splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            item = event.get("item") if isinstance(event, dict) else None
+        for event in json_events(stdout):
+            item = event.get("item")
             completed = event.get("type") == "item.completed" and isinstance(item, dict)
             if completed and item.get("type") == "agent_message":
                 answer = str(item.get("text", ""))

@@ -23,7 +23,7 @@ import tempfile
 import time
 import warnings
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -95,6 +95,17 @@ class Launch:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     files: dict[Path, str] = field(default_factory=dict)
+
+
+def json_events(stdout: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects among a harness's output lines (its JSONL event stream); other lines are skipped."""
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            yield event
 
 
 class ExternalHarness(Harness):

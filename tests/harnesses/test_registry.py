@@ -1,5 +1,6 @@
 """The harness registry and each harness's one home: names, facts read by training and analysis, pins."""
 
+import json
 import os
 import subprocess
 import sys
@@ -262,3 +263,37 @@ def test_an_advertised_harness_under_another_name_is_refused_with_the_way_to_fix
     done = _lookup(tmp_path, "hello")
     assert done.returncode != 0
     assert "entry point hello = greeter_plugin:Greeter is not a Harness named 'hello'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "events", "answer"),
+    [
+        (
+            "claude-code",
+            [
+                {"type": "assistant", "message": {"content": [{"type": "text", "text": "draft"}]}},
+                {"type": "result", "result": "done"},
+            ],
+            "done",
+        ),
+        (
+            "claude-code",
+            [{"type": "assistant", "message": {"content": [{"type": "text", "text": "only"}]}}],
+            "only",
+        ),
+        (
+            "codex",
+            [
+                {"type": "item.completed", "item": {"type": "agent_message", "text": "first"}},
+                {"type": "item.completed", "item": {"type": "reasoning", "text": "thinking"}},
+                {"type": "item.completed", "item": {"type": "agent_message", "text": "last"}},
+            ],
+            "last",
+        ),
+    ],
+)
+def test_the_final_answer_is_read_from_the_jsonl_events_among_other_output(name, events, answer):
+    """Harness output mixes its JSONL events with warnings and other JSON values: only objects count."""
+    first, *rest = map(json.dumps, events)
+    stdout = "\n".join(["npm warn something", first, "[1, 2]", '"a string"', "", *rest])
+    assert HARNESSES.get(name).final_answer(stdout) == answer
