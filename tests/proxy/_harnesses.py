@@ -40,6 +40,12 @@ def isolated_env(run: Path, **extra: str) -> dict[str, str]:
     return {"PATH": path, "HOME": str(home), "TMPDIR": str(tmp), "LANG": "C.UTF-8", **extra}
 
 
+def claude_env(run: Path, base_url: str, key: str, **extra: str) -> dict[str, str]:
+    """Claude Code's environment in `run`'s private home, talking to `base_url` with `key`."""
+    urls = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": key}
+    return isolated_env(run, CLAUDE_CONFIG_DIR=str(run / "home" / ".claude"), **urls, **extra)
+
+
 def run_harness(
     argv: list[str], cwd: Path, env: dict[str, str], timeout: float
 ) -> subprocess.CompletedProcess:

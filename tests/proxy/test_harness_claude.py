@@ -5,7 +5,7 @@ import json
 import pytest
 
 from forge_eval.proxy import read_calls
-from tests.proxy._harnesses import binary, claude_args, isolated_env, run_harness
+from tests.proxy._harnesses import binary, claude_args, claude_env, run_harness
 
 pytestmark = pytest.mark.harness
 
@@ -32,11 +32,10 @@ def test_claude_code_writes_the_file_through_the_proxy(proxy, scripted, tmp_path
     work.mkdir()
     # the key variant also lets Claude Code make its internal title call (another model alias)
     offline = OFFLINE if keying == "path" else {k: v for k, v in OFFLINE.items() if "NONESSENTIAL" not in k}
-    env = isolated_env(
+    env = claude_env(
         tmp_path,
-        CLAUDE_CONFIG_DIR=str(tmp_path / "home" / ".claude"),
-        ANTHROPIC_BASE_URL=base_url,
-        ANTHROPIC_API_KEY=key,
+        base_url,
+        key,
         ANTHROPIC_SMALL_FAST_MODEL="forge-small",
         ANTHROPIC_DEFAULT_HAIKU_MODEL="forge-small",
         **offline,

@@ -11,7 +11,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
 
+from forge_eval.runner import RunSpec
 from forge_eval.runner._model import CHECK_HEADER
 
 
@@ -114,3 +117,9 @@ def recording_server(
             hold.release.set()
         server.shutdown()
         server.server_close()
+
+
+def recorded_run(url: str, out: Path, benchmark: str = "probe", **options: Any) -> RunSpec:
+    """A run of one seed and one epoch of `benchmark` against the recording server at `url`."""
+    model = "openai-api/rec/m"
+    return RunSpec(benchmark, seeds=(0,), epochs=1, model=model, model_base_url=url, out=out, **options)

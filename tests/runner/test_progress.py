@@ -18,9 +18,9 @@ from inspect_ai.scorer import Score
 import tests.runner._probe_benchmark  # noqa: F401  (registers the "probe" benchmark)
 from forge_eval._status import duration
 from forge_eval.benchmarks.forgelab import QUICK_SUBSET
-from forge_eval.runner import RunSpec, _progress, run_benchmark
+from forge_eval.runner import _progress, run_benchmark
 from forge_eval.runner._progress import RunProgress
-from tests.runner._recording_server import Hold, recording_server
+from tests.runner._recording_server import Hold, recorded_run, recording_server
 
 FORGE = Path(sys.executable).with_name("forge-eval")
 _STAMP = r"^\[\d\d:\d\d:\d\d\] "
@@ -83,14 +83,7 @@ def test_a_model_call_that_hangs_mid_run_is_reported(tmp_path, monkeypatch):
     with recording_server(hold=hold) as (url, _seen):
         releaser = threading.Thread(target=release_once_reported, daemon=True)
         releaser.start()
-        spec = RunSpec(
-            benchmark="probe",
-            seeds=(0,),
-            epochs=1,
-            model="openai-api/rec/m",
-            model_base_url=url,
-            out=tmp_path,
-        )
+        spec = recorded_run(url, tmp_path)
         result = run_benchmark(spec, display="none")
         releaser.join()
     text = stderr.text()

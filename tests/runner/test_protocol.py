@@ -8,25 +8,15 @@ from click.testing import CliRunner
 import tests.runner._probe_benchmark  # noqa: F401  (registers the probe benchmarks)
 from forge_eval._cli.main import cli
 from forge_eval.rundir import ELEMENTS, load_results
-from forge_eval.runner import RunSpec, run_benchmark
+from forge_eval.runner import run_benchmark
 from tests.reports._tree import parse
-from tests.runner._recording_server import recording_server
+from tests.runner._recording_server import recorded_run, recording_server
 
 
 def test_the_record_holds_what_the_run_used(tmp_path, monkeypatch):
     monkeypatch.setenv("REC_API_KEY", "test")
     with recording_server() as (url, _seen):
-        spec = RunSpec(
-            benchmark="probe",
-            seeds=(0,),
-            epochs=1,
-            model="openai-api/rec/m",
-            model_base_url=url,
-            out=tmp_path,
-            quick=True,
-            temperature=0.3,
-            max_tokens=32,
-        )
+        spec = recorded_run(url, tmp_path, quick=True, temperature=0.3, max_tokens=32)
         run_benchmark(spec, display="none")
     protocol = load_results(tmp_path).protocol
     assert protocol is not None and protocol.comparable is False
@@ -79,14 +69,7 @@ def test_the_official_judge_model_alone_does_not_make_a_run_comparable(tmp_path,
 def test_forgelab_at_its_defaults_is_comparable(tmp_path, monkeypatch):
     monkeypatch.setenv("REC_API_KEY", "test")
     with recording_server() as (url, _seen):
-        spec = RunSpec(
-            benchmark="forgelab",
-            seeds=(0,),
-            epochs=1,
-            model="openai-api/rec/m",
-            model_base_url=url,
-            out=tmp_path,
-        )
+        spec = recorded_run(url, tmp_path, "forgelab")
         run_benchmark(spec, display="none")
     protocol = load_results(tmp_path).protocol
     assert protocol is not None

@@ -30,3 +30,16 @@ def instantiate_agent_loop(entry: Any) -> Any:  # noqa: ANN401
         data_config=DictConfigWrap(OmegaConf.create({})),
         tools=ToolListWrap([]),
     )
+
+
+def forge_agent_loop(rollout: dict[str, Any], **options: Any) -> Any:  # noqa: ANN401
+    """A ForgeProxyAgentLoop with `rollout` as its actor_rollout_ref.rollout config, built as veRL's
+    workers build an AgentLoop here (no server manager, tokenizer, processor or model type)."""
+    from omegaconf import OmegaConf
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
+
+    from forge_eval.training.verl.agent_loop import ForgeProxyAgentLoop
+
+    config = DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": rollout}}))
+    data_config = DictConfigWrap(OmegaConf.create({}))
+    return ForgeProxyAgentLoop(config, None, None, None, None, data_config, **options)

@@ -24,21 +24,14 @@ from forge_eval.proxy import (
 )
 from forge_eval.sandbox import RolloutOutcome
 from forge_eval.training.ablation import replay
-from tests.proxy._harnesses import binary, claude_args, codex_args, isolated_env, run_harness
+from tests.proxy._harnesses import binary, claude_args, claude_env, codex_args, isolated_env, run_harness
 
 pytestmark = pytest.mark.e2e
 
 
 def _claude(run: Path, base_url: str, key: str, task: str) -> tuple[list[str], dict[str, str]]:
-    env = isolated_env(
-        run,
-        CLAUDE_CONFIG_DIR=str(run / "home" / ".claude"),
-        ANTHROPIC_BASE_URL=base_url,
-        ANTHROPIC_API_KEY=key,
-        DISABLE_TELEMETRY="1",
-        DISABLE_AUTOUPDATER="1",
-        DISABLE_ERROR_REPORTING="1",
-    )
+    quiet = {"DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
+    env = claude_env(run, base_url, key, **quiet)
     return [str(binary("claude")), *claude_args(task)], env
 
 

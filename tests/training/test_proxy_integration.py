@@ -15,6 +15,7 @@ from forge_eval.proxy import HttpProxyControl
 from forge_eval.sandbox import RolloutOutcome, RolloutSpec
 from forge_eval.training import build_batch, build_trajectory, credit_variant
 from forge_eval.training.backends import InProcessTestBackend
+from tests.training._agent_loops import forge_agent_loop
 from tests.training.conftest import PROXY_ADMIN_KEY
 
 TOOLS = [
@@ -97,20 +98,9 @@ def test_control_errors_are_messages(proxy_control_url):
 
 @pytest.mark.verl
 def test_agent_loop_through_the_real_proxy(proxy_url, proxy_control_url, monkeypatch):
-    from omegaconf import OmegaConf
-    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
-
-    from forge_eval.training.verl.agent_loop import ForgeProxyAgentLoop
-
     monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", PROXY_ADMIN_KEY)
-    config = DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {}}}))
-    loop = ForgeProxyAgentLoop(
-        config,
-        None,
-        None,
-        None,
-        None,
-        DictConfigWrap(OmegaConf.create({})),
+    loop = forge_agent_loop(
+        {},
         proxy_url=proxy_url,
         control_url=proxy_control_url,
         backend=InProcessTestBackend(tool_loop),

@@ -26,6 +26,7 @@ from tests.proxy._harnesses import (
     TASK,
     binary,
     claude_args,
+    claude_env,
     codex_args,
     isolated_env,
     openclaw_args,
@@ -38,15 +39,8 @@ pytestmark = pytest.mark.e2e
 
 
 def _claude(run: Path, base_url: str, key: str) -> tuple[list[str], dict[str, str]]:
-    env = isolated_env(
-        run,
-        CLAUDE_CONFIG_DIR=str(run / "home" / ".claude"),
-        ANTHROPIC_BASE_URL=base_url,
-        ANTHROPIC_API_KEY=key,
-        DISABLE_TELEMETRY="1",
-        DISABLE_AUTOUPDATER="1",
-        DISABLE_ERROR_REPORTING="1",
-    )
+    quiet = {"DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"}
+    env = claude_env(run, base_url, key, **quiet)
     argv = [str(binary("claude")), *claude_args()]
     return argv, env
 

@@ -15,7 +15,7 @@ from forge_eval._errors import UsageError
 from forge_eval.proxy.records import CallRecord, RolloutRecord
 from forge_eval.sandbox import RolloutOutcome
 from forge_eval.training.backends import InProcessTestBackend
-from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
+from tests.training._agent_loops import agent_loop_entry, forge_agent_loop, instantiate_agent_loop
 from tests.training.traffic import claude_code_rollout
 
 pytestmark = pytest.mark.verl
@@ -51,23 +51,12 @@ class RecordedProxy:
 
 
 def _loop(proxy, outcome: RolloutOutcome, **options):
-    from omegaconf import OmegaConf
-    from verl.experimental.agent_loop.agent_loop import DictConfigWrap
-
-    from forge_eval.training.verl.agent_loop import ForgeProxyAgentLoop
-
     async def harness(spec):
         return outcome
 
-    config = DictConfigWrap(OmegaConf.create({"actor_rollout_ref": {"rollout": {"prompt_length": 4096}}}))
     backend = InProcessTestBackend(harness)
-    loop = ForgeProxyAgentLoop(
-        config,
-        None,
-        None,
-        None,
-        None,
-        DictConfigWrap(OmegaConf.create({})),
+    loop = forge_agent_loop(
+        {"prompt_length": 4096},
         name="forge_proxy_agent",
         backend=backend,
         proxy=proxy,
