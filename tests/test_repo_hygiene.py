@@ -17,13 +17,6 @@ ROOT = Path(__file__).resolve().parents[1]
 # A comment on the import's lines, or on the comment and import lines right above it, saying why.
 REASON = re.compile(r"#.*\b(optional|upstream)", re.IGNORECASE)
 
-# Files whose function-local imports are still being turned around (issue 19): remove a file here in the
-# commit that fixes it.
-NOT_YET = {
-    "forge_eval/proxy/__init__.py",
-}
-
-
 def _sources() -> Iterator[Path]:
     """Every module of forge_eval, through setup.py's package-dir mapping (as scripts/lint_imports.py)."""
     spec = importlib.util.spec_from_file_location("lint_imports", ROOT / "scripts" / "lint_imports.py")
@@ -61,14 +54,10 @@ def unexplained_local_imports(path: Path) -> list[str]:
 
 
 def test_function_local_imports_defer_an_optional_dependency_and_say_so():
-    found = {}
-    for path in _sources():
-        if offending := unexplained_local_imports(path):
-            found[str(path.relative_to(ROOT))] = offending
-    new = [line for file, lines in found.items() if file not in NOT_YET for line in lines]
-    assert not new, (
-        "imports inside functions that defer no optional dependency: move them to the module's top, or "
-        "say which optional dependency (or upstream-only module) they defer in a comment:\n" + "\n".join(new)
+    found = [line for path in _sources() for line in unexplained_local_imports(path)]
+    assert not found, (
+        "imports inside functions that defer no optional dependency: move them to the module's top, or say "
+        "which optional dependency (or upstream-only module) they defer in a comment:\n" + "\n".join(found)
     )
 
 
