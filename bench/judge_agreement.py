@@ -8,8 +8,8 @@ downloaded). Prints accuracy,
 false-success rate and Cohen's kappa with 95% bootstrap CIs. Not a speed benchmark: a measurement that
 nobody publishes for web judges, kept here beside the other measured figures.
 
-    .venv/bin/python bench/judge_agreement.py [--judge webvoyager|webjudge] [--tasks 12] [--model M]
-        [--upstream-dir ../shared/upstream]
+    .venv/bin/python bench/judge_agreement.py [--judge webvoyager|webjudge] [--tasks 12 | --task-ids A,B]
+        [--model M] [--upstream-dir ../shared/upstream]
 """
 
 from __future__ import annotations
@@ -43,12 +43,13 @@ def spread(n: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judge", choices=sorted(SCORERS), default="webvoyager")
-    parser.add_argument("--tasks", type=int, default=12)
+    parser.add_argument("--tasks", type=int, default=12, help="how many tasks, spread over sites and kinds")
+    parser.add_argument("--task-ids", default=None, help="these weblab tasks instead (comma-separated)")
     parser.add_argument("--model", default=None, help="judge model (default: the embedded model)")
     parser.add_argument("--upstream-dir", default=None, help="folder of the pinned upstream trees")
     parser.add_argument("--log-dir", default=None, help="keep the Inspect log here (default: discarded)")
     args = parser.parse_args()
-    ids = spread(args.tasks)
+    ids = args.task_ids or spread(args.tasks)
     start = time.perf_counter()
     with resolved_model(args.model) as model, tempfile.TemporaryDirectory() as logs:
         (log,) = inspect_eval(

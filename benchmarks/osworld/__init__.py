@@ -1,9 +1,8 @@
 """OSWorld-Verified: desktop tasks on a real desktop, scored by OSWorld's own checkers.
 
 Providers (`local` Xvfb desktop, `podman`/`docker` container, OSWorld's own `vm`) sit behind one
-interface; a small server inside the desktop stands in for OSWorld's in-VM server, so OSWorld's own
-setup code, getters, metrics and baseline agent run unchanged, read at run time from the pinned OSWorld
-tree that also holds the task data. The local desktop runs whole
+interface; OSWorld's own in-VM server, setup code, getters, metrics and baseline agent run unchanged,
+read at run time from the pinned OSWorld tree that also holds the task data. The local desktop runs whole
 in a bubblewrap sandbox as a throw-away uid: the agent's actions cannot reach the host. Tasks a provider
 cannot run are listed as skipped with their reason.
 """
@@ -15,7 +14,7 @@ from forge_eval.benchmarks.osworld._data import SOURCE, OSWorldTask, data_root, 
 from forge_eval.benchmarks.osworld._desktop import LocalDesktop, clean_leftovers
 from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
 from forge_eval.benchmarks.osworld._providers import PROVIDERS, Provider, Session, make_provider
-from forge_eval.benchmarks.osworld._support import RULES, SupportContext, skip_reason
+from forge_eval.benchmarks.osworld._support import RULES, SupportContext, skip_reason, split_runnable
 from forge_eval.benchmarks.osworld._task import Episode, evaluate, osworld, runnable, start_episode
 
 BENCHMARKS.register(OSWorld.name, OSWorld())
@@ -44,5 +43,6 @@ __all__ = [
     "osworld",
     "runnable",
     "skip_reason",
+    "split_runnable",
     "start_episode",
 ]

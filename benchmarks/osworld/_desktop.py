@@ -2,12 +2,14 @@
 
 OSWorld runs the agent's actions and its in-VM server inside a VM. Here the VM is a sandbox of
 `forge_eval.sandbox` (bubblewrap, as every sandbox of the project): Xvfb, the session and AT-SPI buses,
-openbox, the apps, the agent's pyautogui code and the in-desktop server all run as one unprivileged uid
-of this desktop alone (no host account, no password, no capabilities, no_new_privs), in their own PID,
-network, IPC and mount namespaces and cgroup. The desktop sees /usr and /etc read-only (the shadow files
-hidden; its passwd names the uid `user`), its own /tmp and /run, a private home at /home/user (OSWorld's
-paths), the read-only tools folder (`_inside` + the desktop's site packages) and the font caches — not
-/root, not this checkout or its runs, no host socket. Its network is its own loopback.
+openbox, the apps, the agent's pyautogui code and the in-desktop server — upstream's own
+`desktop_env/server/main.py`, copied from the run's OSWorld tree to /home/user/server/ as in OSWorld's
+VM image and started as its systemd unit does — all run as one unprivileged uid of this desktop alone
+(no host account, no password, no capabilities, no_new_privs), in their own PID, network, IPC and mount
+namespaces and cgroup. The desktop sees /usr and /etc read-only (the shadow files hidden; its passwd
+names the uid `user`), its own /tmp and /run, a private home at /home/user (OSWorld's paths), the
+read-only tools folder (`_inside`, the desktop's site packages, a `python` command) and the font caches
+— not /root, not this checkout or its runs, no host socket. Its network is its own loopback.
 
 The shared sandbox forwards ports outward (a sandbox port to a host target); a desktop needs the
 reverse, the host reaching its server (and VLC's HTTP interface). So the host opens listening sockets in
@@ -41,6 +43,7 @@ from pathlib import Path
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.osworld._client import HOME, DesktopClient
+from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._inside import INSIDE_DIR
 from forge_eval.sandbox import SandboxedCommand, SandboxLimits, SandboxSpec, sandbox_user, sandboxed_command
 
@@ -58,6 +61,10 @@ REQUIRED_PROGRAMS = {
     "dbus-daemon": "dbus",
 }
 SYSTEM_PYTHON = "/usr/bin/python3"
+#: Upstream's in-VM server in the OSWorld tree, and where OSWorld's VM image keeps it (its systemd unit
+#: `osworld_server.service` runs `python /home/user/server/main.py` as `user`, from /home/user).
+SERVER_DIR = Path("desktop_env/server")
+SERVER_AT = "server"
 #: Per-desktop state folders (home, tools, log, owner); a killed run's stay until the next start.
 STATE_ROOT = Path("/var/tmp/forge-osworld")
 #: Ports inside the desktop: OSWorld's server port and VLC's HTTP interface (`vlc_port`).
@@ -88,12 +95,14 @@ class LocalDesktop:
     Args:
         width: Screen width in pixels (OSWorld: 1920).
         height: Screen height in pixels (OSWorld: 1080).
-        site_dir: Python packages of the desktop's python3 (pyautogui, the server's Starlette + uvicorn).
+        site_dir: Python packages of the desktop's python3 (pyautogui and its helpers).
+        tree: The OSWorld tree whose in-VM server runs in the desktop (default: the pinned tree).
     """
 
     width: int = 1920
     height: int = 1080
     site_dir: Path | None = None
+    tree: Path | None = None
     uid: int = -1
     state: Path | None = None
     client: DesktopClient | None = None
@@ -138,6 +147,7 @@ class LocalDesktop:
         for sub in USER_DIRS:
             (home / sub).mkdir()
         tools = self._write_tools()
+        self._install_server(home)
         forwards = []
         for inner in (SERVER_PORT, VLC_PORT):
             listener = socket.create_server(("127.0.0.1", 0))
@@ -150,7 +160,9 @@ class LocalDesktop:
             f"--screen={self.width}x{self.height}",
             *forwards,
         ]
-        server = [SYSTEM_PYTHON, str(tools / "controller.py"), f"--port={SERVER_PORT}"]
+        # upstream's server, unchanged: `app.run(debug=True, host="0.0.0.0")` on Flask's port 5000, which
+        # in the sandbox's own network namespace is its loopback alone
+        server = [SYSTEM_PYTHON, f"{HOME}/{SERVER_AT}/main.py"]
         spec = SandboxSpec(
             argv=[*session, "--", *server],
             workdir=home,
@@ -170,17 +182,30 @@ class LocalDesktop:
         if namespace is not None:
             (self.state / "pidns").write_text(namespace)
 
+    def _install_server(self, home: Path) -> None:
+        """Copy the tree's in-VM server where OSWorld's image has it; the desktop user owns it, as in the
+        VM (the server writes its screenshots next to main.py)."""
+        source = (self.tree or data_root()) / SERVER_DIR
+        if not (source / "main.py").is_file():
+            raise ForgeError(
+                f"the OSWorld tree has no in-VM server at {source}/main.py",
+                hint="use a full OSWorld tree (--data-dir), not a copy of evaluation_examples/ alone",
+            )
+        shutil.copytree(source, home / SERVER_AT, ignore=shutil.ignore_patterns("__pycache__"))
+        _set_modes(home / SERVER_AT)  # a shared tree may be read-only
+
     def _write_tools(self) -> Path:
-        """The read-only tools folder: the `_inside` programs and a copy of the site packages."""
+        """The read-only tools folder: the `_inside` programs, a copy of the site packages, and `python`
+        (OSWorld's task steps call `python`; Debian has only `python3` unless python-is-python3 is
+        installed on the host)."""
         assert self.state is not None
         tools = self.state / "tools"
         shutil.copytree(INSIDE_DIR, tools, ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
         if self.site_dir is not None and self.site_dir.is_dir():
             shutil.copytree(self.site_dir, tools / "site", ignore=shutil.ignore_patterns("__pycache__"))
-        for folder, _dirs, files in os.walk(tools):
-            os.chmod(folder, 0o755)
-            for name in files:
-                os.chmod(os.path.join(folder, name), 0o644)
+        (tools / "bin").mkdir()
+        (tools / "bin" / "python").symlink_to(SYSTEM_PYTHON)
+        _set_modes(tools)
         return tools
 
     def _environment(self, tools: Path) -> dict[str, str]:
@@ -191,7 +216,7 @@ class LocalDesktop:
             "USER": "user",
             "LOGNAME": "user",
             "SHELL": "/bin/bash",
-            "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+            "PATH": f"{tools / 'bin'}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
             "LANG": "C.UTF-8",
             "XDG_RUNTIME_DIR": runtime,
             "DBUS_SESSION_BUS_ADDRESS": f"unix:path={runtime}/bus",
@@ -288,6 +313,15 @@ class LocalDesktop:
     def processes(self) -> list[int]:
         """Pids of the desktop's processes (all of them run as its uid)."""
         return _pids_of(self.uid) if self.uid >= 0 else []
+
+
+def _set_modes(root: Path) -> None:
+    """Folders 0755, files 0644 under `root` (symlinks left alone: chmod would follow them)."""
+    for folder, _dirs, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            if not os.path.islink(os.path.join(folder, name)):
+                os.chmod(os.path.join(folder, name), 0o644)
 
 
 # -- state folders and leftovers ---------------------------------------------------------------------------

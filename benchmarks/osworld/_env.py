@@ -67,7 +67,8 @@ def make_env(
     env.client_password = "password"
     env.screen_width, env.screen_height = width, height
     env.controller = api.PythonController(vm_ip=host, server_port=port)
-    # Upstream retries a missing file 3 times, 5 s apart (a VM's server may lag); ours answers at once.
+    # Upstream retries a missing file 3 times, 5 s apart (a VM's server may lag); a local desktop's
+    # server answers at once.
     env.controller.retry_interval = RETRY_INTERVAL
     os.makedirs(cache_dir, exist_ok=True)
     os.makedirs(files_dir, exist_ok=True)

@@ -24,7 +24,13 @@ from forge_eval.rundir import NotUsed, Ours, ProtocolRecord, Upstream, Value, el
 #: The files of the tree behind each element.
 PARTS = {
     "tasks": ("evaluation_examples/examples", "evaluation_examples/test_all.json"),
-    "grader": ("desktop_env/evaluators", "desktop_env/controllers", "desktop_env/desktop_env.py"),
+    # the in-VM server is part of the grader: the getters read the desktop through it
+    "grader": (
+        "desktop_env/evaluators",
+        "desktop_env/controllers",
+        "desktop_env/desktop_env.py",
+        "desktop_env/server",
+    ),
     "agent": (
         "mm_agents/agent.py",
         "mm_agents/prompts.py",
@@ -36,7 +42,7 @@ PARTS = {
 #: sha256_files of PARTS in the pinned snapshot (ljxpython/OSWorldUse@f6cee71).
 PINNED = {
     "tasks": "1755c75249601c3b97cf7970e6407615c237a583bd9b213f1596e06bcbb53c0b",
-    "grader": "321f89f515313786da7f8868df57b4321ab9cac64a16cd7a69b342d36539a27c",
+    "grader": "5322acc55ac75522053185752a6714c907896caf7024ddf7db1bf67a15396bc5",
     "agent": "b87f050fad055bbeddce006211e05235e7988c5ff1e1c38fe6904d1fca16859a",
 }
 OFFICIAL_HARNESS = "computer"

@@ -1,6 +1,6 @@
 """Providers: where an OSWorld desktop runs. One interface, three kinds.
 
-* `local`  — an Xvfb desktop on this host, the whole of it (apps, the agent's actions, the in-desktop
+* `local`  — an Xvfb desktop on this host, the whole of it (apps, the agent's actions, the tree's in-VM
   server) inside one bubblewrap sandbox run by a throw-away uid. Runs on CI-like machines (no KVM, no
   container engine).
 * `podman` / `docker` — the same desktop programs inside a container built from the Dockerfile shipped
@@ -25,7 +25,13 @@ from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
 from forge_eval.benchmarks.osworld._client import DesktopClient
 from forge_eval.benchmarks.osworld._data import data_root
-from forge_eval.benchmarks.osworld._desktop import SERVER_PORT, VLC_PORT, LocalDesktop, missing_programs
+from forge_eval.benchmarks.osworld._desktop import (
+    SERVER_DIR,
+    SERVER_PORT,
+    VLC_PORT,
+    LocalDesktop,
+    missing_programs,
+)
 from forge_eval.benchmarks.osworld._evaluators import desktop_env
 from forge_eval.benchmarks.osworld._home import provision
 from forge_eval.benchmarks.osworld.install import desktop_site, missing_desktop_packages
@@ -68,6 +74,9 @@ class LocalProvider(Provider):
     name = "local"
     description = "Xvfb desktop on this host, all of it in a bubblewrap sandbox run by a throw-away uid"
 
+    def __init__(self, tree: Path | None = None) -> None:
+        self.tree = tree
+
     def requirements(self) -> list[str]:
         missing = [f"program {m}" for m in missing_programs()]
         if packages := missing_desktop_packages(desktop_site()):
@@ -80,7 +89,7 @@ class LocalProvider(Provider):
         return missing
 
     def start(self, apps: set[str]) -> Session:
-        desktop = LocalDesktop(site_dir=desktop_site()).start()
+        desktop = LocalDesktop(site_dir=desktop_site(), tree=self.tree).start()
         assert desktop.client is not None
         try:
             provision(desktop.client, apps)
@@ -97,11 +106,13 @@ class LocalProvider(Provider):
 
 
 class ContainerProvider(Provider):
-    """The desktop in a container of an engine (`podman` or `docker`); the controller listens inside."""
+    """The desktop in a container of an engine (`podman` or `docker`); the tree's in-VM server listens
+    inside."""
 
-    def __init__(self, engine: str) -> None:
+    def __init__(self, engine: str, tree: Path | None = None) -> None:
         self.engine = engine
         self.name = engine  # type: ignore[misc]
+        self.tree = tree
 
     description = "desktop in a locally built container image (Dockerfile in benchmarks/osworld/docker)"
 
@@ -155,6 +166,8 @@ class ContainerProvider(Provider):
                 f"127.0.0.1::{SERVER_PORT}",
                 "-p",
                 f"127.0.0.1::{VLC_PORT}",
+                "-v",
+                f"{((self.tree or data_root()) / SERVER_DIR).resolve()}:/opt/osworld-server:ro",
                 IMAGE,
             ],
             capture_output=True,
@@ -216,14 +229,15 @@ class VMProvider(Provider):
         return Session(env.vm_ip, env.server_port, _stop=[env.close])
 
 
-#: Provider factories, given the OSWorld tree of the run (only OSWorld's own VM provider runs its code).
+#: Provider factories, given the OSWorld tree of the run (its in-VM server, or its whole VM provider).
 PROVIDERS: Registry[Callable[[Path | None], Provider]] = Registry("OSWorld provider")
-PROVIDERS.register("local", lambda tree: LocalProvider())
-PROVIDERS.register("podman", lambda tree: ContainerProvider("podman"))
-PROVIDERS.register("docker", lambda tree: ContainerProvider("docker"))
+PROVIDERS.register("local", lambda tree: LocalProvider(tree))
+PROVIDERS.register("podman", lambda tree: ContainerProvider("podman", tree))
+PROVIDERS.register("docker", lambda tree: ContainerProvider("docker", tree))
 PROVIDERS.register("vm", lambda tree: VMProvider(tree=tree))
 
 
 def make_provider(name: str, tree: Path | None = None) -> Provider:
-    """The provider `name`; OSWorld's own VM provider runs the DesktopEnv of `tree`."""
+    """The provider `name`; the local desktop runs the in-VM server of `tree`, OSWorld's own VM provider
+    its DesktopEnv."""
     return PROVIDERS.get(name)(tree)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ APP_PROGRAMS = {
     "vlc": "vlc",
     "thunderbird": "thunderbird",
 }
-#: Getters that need something the local controller does not offer, and what.
+#: Getters that need something the local desktop does not offer, and what.
 UNSUPPORTED_GETTERS = {
     "vm_terminal_output": "GNOME Terminal's text through AT-SPI",
     "vm_wallpaper": "a GNOME wallpaper",
@@ -254,6 +254,21 @@ RULE_ORDER = (
     "files",
     "checker",
 )
+
+
+def split_runnable(
+    tasks: Iterable[OSWorldTask], ctx: SupportContext
+) -> tuple[list[OSWorldTask], dict[str, str]]:
+    """`tasks` split into those `ctx.provider` runs and the skipped ones (id -> reason)."""
+    run: list[OSWorldTask] = []
+    skipped: dict[str, str] = {}
+    for task in tasks:
+        reason = skip_reason(task, ctx)
+        if reason is None:
+            run.append(task)
+        else:
+            skipped[task.id] = reason
+    return run, skipped
 
 
 def skip_reason(task: OSWorldTask, ctx: SupportContext) -> str | None:

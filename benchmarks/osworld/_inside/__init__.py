@@ -2,8 +2,8 @@
 
 They import nothing of forge_eval (the sandbox does not see it): the host copies this folder, read-only,
 into each desktop. `session.py` brings up the display and its services, forwards the host's ports in and
-runs the in-desktop server; `controller.py` is that server (the endpoints OSWorld's clients call);
-`atspi_tree.py` prints the accessibility tree. The container image runs the same programs.
+runs the in-desktop server, which is upstream's own `desktop_env/server/main.py` from the run's OSWorld
+tree (the host copies it to /home/user/server/). The container image runs the same programs.
 """
 
 from pathlib import Path

@@ -23,7 +23,8 @@ rc.write_text(text)
 
 _GIMP = """\
 import pathlib, subprocess, time
-subprocess.run(['pkill', '-9', '-x', 'gimp-2.10']); time.sleep(0.3)
+# launched as `gimp`, a link to gimp-2.10: its process name is either
+subprocess.run(['pkill', '-9', '-x', 'gimp|gimp-2.10']); time.sleep(0.3)
 rc = pathlib.Path.home() / '.config/GIMP/2.10' / {file!r}
 rc.parent.mkdir(parents=True, exist_ok=True)
 rc.write_text((rc.read_text() if rc.exists() else '') + {line!r} + '\\n')

@@ -1,4 +1,5 @@
-"""The local desktop and its in-desktop server: OSWorld's endpoints work, and stop() leaves nothing behind."""
+"""The local desktop runs the OSWorld tree's in-VM server: its endpoints work, and stop() leaves
+nothing."""
 
 from __future__ import annotations
 
@@ -14,15 +15,20 @@ from PIL import Image
 pytestmark = pytest.mark.slow
 
 
-def test_server_endpoints_and_clean_stop(desktop_ready: None) -> None:
+def test_server_endpoints_and_clean_stop(osworld_root: Path, desktop_ready: None) -> None:
     from forge_eval.benchmarks.osworld import LocalDesktop
     from forge_eval.benchmarks.osworld.install import desktop_site
 
-    desktop = LocalDesktop(site_dir=desktop_site()).start()
+    desktop = LocalDesktop(site_dir=desktop_site(), tree=osworld_root).start()
     assert desktop.client is not None and desktop.state is not None
     client, uid, state = desktop.client, desktop.uid, desktop.state
     try:
         url = client.url
+        # upstream's in-VM server, unchanged, where OSWorld's image keeps it, run by the desktop user
+        served = (desktop.home / "server/main.py").read_bytes()
+        assert served == (osworld_root / "desktop_env/server/main.py").read_bytes()
+        assert (desktop.home / "server/main.py").stat().st_uid == uid
+        assert len(httpx.get(f"{url}/cursor_position", timeout=10).json()) == 2  # upstream's alone
         shot = Image.open(io.BytesIO(httpx.get(f"{url}/screenshot", timeout=30).content))
         assert shot.size == (1920, 1080)
         ran = client.execute(["id", "-un"])

@@ -25,7 +25,7 @@ def _episode(root: Path, task_id: str):  # type: ignore[no-untyped-def]
     (task,) = load_tasks(root, task_ids=task_id)
     return start_episode(
         task,
-        make_provider("local"),
+        make_provider("local", root),
         tree=root,
         action_space="pyautogui",
         observation_type="screenshot",

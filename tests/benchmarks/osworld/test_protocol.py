@@ -54,6 +54,13 @@ def test_another_copy_of_the_tree_is_told_apart(osworld_root: Path, tmp_path: Pa
     tree = tmp_path / "OSWorld"
     shutil.copytree(osworld_root, tree, ignore=shutil.ignore_patterns("__pycache__"))
     metric = tree / "desktop_env/evaluators/metrics/vlc.py"
-    metric.write_text(metric.read_text() + "\n# edited\n")
+    original = metric.read_text()
+    metric.write_text(original + "\n# edited\n")
     record = BENCHMARKS.get("osworld").protocol(_used(tree))
     assert _differing(record) == {"grader"}
+    # the in-VM server the local desktop runs counts as part of the grader too
+    metric.write_text(original)
+    assert _differing(BENCHMARKS.get("osworld").protocol(_used(tree))) == set()
+    server = tree / "desktop_env/server/main.py"
+    server.write_text(server.read_text() + "\n# edited\n")
+    assert _differing(BENCHMARKS.get("osworld").protocol(_used(tree))) == {"grader"}

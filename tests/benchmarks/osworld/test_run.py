@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, EvalSample, resolve_sample_attachments
-from inspect_ai.model import ContentImage, ContentText, ModelOutput, ModelUsage, get_model
+from inspect_ai.model import ContentImage, ContentText
 
 from tests.benchmarks.osworld._oracles import ORACLES
+from tests.benchmarks.osworld._scripted import scripted_model
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -25,13 +26,6 @@ INFEASIBLE_TASK = "cb130f0d-d36f-4302-9838-b3baf46139b6"
 #: Upstream's runner waits 60 s before the first observation and 20 s before the checker; the tests
 #: shorten both (the protocol record then says the run is not comparable).
 WAITS = {"ready_wait": 1.0, "settle_wait": 1.0}
-
-
-def _model(replies: list[str]) -> Any:
-    outputs = [ModelOutput.from_content("mockllm/model", r) for r in replies]
-    for output in outputs:  # without usage, mockllm counts tokens with tiktoken, which downloads a file
-        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
-    return get_model("mockllm/model", custom_outputs=outputs)
 
 
 def _first_request(sample: EvalSample) -> Any:
@@ -77,7 +71,9 @@ def test_baseline_agent_through_inspect(osworld_root: Path, desktop_ready: None,
         task_ids=f"{VLC_TASK},{INFEASIBLE_TASK}", data_dir=str(osworld_root), max_steps=3, pause=0.3, **WAITS
     )
     log: EvalLog
-    (log,) = inspect_eval(task, model=_model(replies), log_dir=str(tmp_path), display="none", max_samples=1)
+    (log,) = inspect_eval(
+        task, model=scripted_model(replies), log_dir=str(tmp_path), display="none", max_samples=1
+    )
     assert log.status == "success", log.error
     scores = {s.id: s.scores["osworld_scorer"] for s in log.samples or []}
     assert scores[VLC_TASK].value == 1.0, scores[VLC_TASK].explanation
@@ -98,11 +94,15 @@ def test_baseline_agent_through_inspect(osworld_root: Path, desktop_ready: None,
     expected = [(m["role"], [_part(p) for p in m["content"]]) for m in payload["messages"]]
     assert sent == expected
     config = log.plan.config
-    assert (config.max_tokens, config.top_p, config.temperature) == (
-        payload["max_tokens"],
-        payload["top_p"],
-        payload["temperature"],
-    ) == (1500, 0.9, 1.0)
+    assert (
+        (config.max_tokens, config.top_p, config.temperature)
+        == (
+            payload["max_tokens"],
+            payload["top_p"],
+            payload["temperature"],
+        )
+        == (1500, 0.9, 1.0)
+    )
 
 
 def test_computer13_json_fail_on_an_infeasible_task_scores_one(
@@ -113,7 +113,7 @@ def test_computer13_json_fail_on_an_infeasible_task_scores_one(
     task = osworld(
         task_ids=INFEASIBLE_TASK, data_dir=str(osworld_root), action_space="computer_13", max_steps=3, **WAITS
     )
-    model = _model(['This cannot be done.\n```json\n{"action_type": "FAIL"}\n```'])
+    model = scripted_model(['This cannot be done.\n```json\n{"action_type": "FAIL"}\n```'])
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     (sample,) = log.samples or []

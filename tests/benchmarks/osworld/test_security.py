@@ -27,9 +27,10 @@ from typing import Any
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.model import ModelOutput, get_model
 
 from tests.benchmarks.osworld._oracles import ORACLES
+from tests.benchmarks.osworld._scripted import scripted_outputs
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -134,13 +135,6 @@ with open(os.path.expanduser("~/probe.json"), "w") as f:
 """)
 
 
-def _outputs(replies: list[str]) -> list[ModelOutput]:
-    outputs = [ModelOutput.from_content("mockllm/model", r) for r in replies]
-    for output in outputs:  # without usage, mockllm counts tokens with tiktoken, which downloads a file
-        output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
-    return outputs
-
-
 class _HostPort:
     """A host port the agent must not reach: records every connection made to it."""
 
@@ -189,15 +183,15 @@ def test_hostile_agent_cannot_leave_the_desktop(
             "import base64, subprocess, sys\n"
             f"subprocess.Popen([sys.executable, '-c', base64.b64decode({encoded!r}).decode()], {detached})"
         )
-        yield _outputs([f"First I look around.\n```python\n{launch}\n```"])[0]
+        yield scripted_outputs([f"First I look around.\n```python\n{launch}\n```"])[0]
         # Read what the probe found through OSWorld's own client, as the checkers read files.
         deadline = time.monotonic() + 90
         while not seen and time.monotonic() < deadline:
             found = episodes[-1].env.controller.get_file("/home/user/probe.json")
             seen.update(json.loads(found) if found else {})
             time.sleep(1)
-        yield _outputs([f"Now the task.\n```python\n{ORACLES[VLC_TASK][1]}```"])[0]
-        yield _outputs(["The setting is saved.\n```DONE```"])[0]
+        yield scripted_outputs([f"Now the task.\n```python\n{ORACLES[VLC_TASK][1]}```"])[0]
+        yield scripted_outputs(["The setting is saved.\n```DONE```"])[0]
 
     model = get_model("mockllm/model", custom_outputs=replies())
     task = osworld(task_ids=VLC_TASK, data_dir=str(osworld_root), max_steps=4, pause=0.3, **WAITS)
@@ -283,7 +277,7 @@ def test_a_run_killed_mid_sample_does_not_break_the_next(
     uid = int((left / "owner").read_text().split()[2])
 
     replies = [f"```python\n{ORACLES[VLC_TASK][1]}```", "DONE"]
-    model = get_model("mockllm/model", custom_outputs=_outputs(replies))
+    model = get_model("mockllm/model", custom_outputs=scripted_outputs(replies))
     task = osworld(task_ids=VLC_TASK, data_dir=str(osworld_root), max_steps=3, pause=0.3, **WAITS)
     (log,) = inspect_eval(task, model=model, log_dir=str(tmp_path / "next"), display="none")
     assert log.status == "success", log.error

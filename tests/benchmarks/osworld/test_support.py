@@ -11,17 +11,9 @@ from forge_eval._errors import UnknownNameError, UsageError
 
 
 def _census(root: Path, provider: str, may_download: bool) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
-    from forge_eval.benchmarks.osworld import SupportContext, load_tasks, skip_reason
+    from forge_eval.benchmarks.osworld import SupportContext, load_tasks, split_runnable
 
-    ctx = SupportContext(provider, may_download, root)
-    run, skipped = [], {}
-    for task in load_tasks(root):
-        reason = skip_reason(task, ctx)
-        if reason is None:
-            run.append(task)
-        else:
-            skipped[task.id] = reason
-    return run, skipped
+    return split_runnable(load_tasks(root), SupportContext(provider, may_download, root))
 
 
 def test_offline_local_census_covers_all_369_with_reasons(osworld_root: Path) -> None:
