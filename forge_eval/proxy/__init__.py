@@ -36,6 +36,7 @@ from forge_eval.proxy._compact import CompactResult, compact
 from forge_eval.proxy._config import ProxyConfig
 from forge_eval.proxy._control_client import HttpProxyControl, ProxyControl, ProxyRollout
 from forge_eval.proxy._http_upstream import HttpUpstream
+from forge_eval.proxy._inspect_upstream import InspectUpstream
 from forge_eval.proxy._keys import sign_key, verify_key
 from forge_eval.proxy._records import iter_attempts, load_calls, read_calls, read_rollout
 from forge_eval.proxy._scripted import ScriptedPolicy, ScriptedUpstream
@@ -49,19 +50,6 @@ from forge_eval.proxy._server import (
 )
 from forge_eval.proxy._upstream import ProxyUpstream, UpstreamError, UpstreamResult
 from forge_eval.proxy._writer import DURABILITY, Durability, RecordWriteError, RecordWriter
-
-
-def __getattr__(name: str) -> object:
-    """`InspectUpstream` is imported on first use (PEP 562)."""
-    if name == "InspectUpstream":
-        # deferred: inspect_ai. A required dependency, not an optional one, but importing it takes 2-5 s
-        # (measured on 2 cores), which `forge-eval proxy serve` and every harness test's proxy would pay at
-        # start for an upstream they do not use (HttpUpstream serves them)
-        from forge_eval.proxy._inspect_upstream import InspectUpstream
-
-        return InspectUpstream
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "ADAPTERS",
