@@ -69,9 +69,9 @@ def scripted_policy(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         yield server.url
 
 
-def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
-    upstream_trees: Path, scripted_policy: str, tmp_path: Path
-) -> None:
+def _run_openclaw(upstream_trees: Path, task_id: str, policy_url: str, tmp_path: Path) -> Any:
+    """One task through OpenClaw in the sandbox, with the scripted policy at `policy_url` and a mockllm
+    judge answering `JUDGE_TOTAL`; the finished sample, attachments resolved."""
     tree = upstream_trees / "SKYLENAGE-AI+QwenClawBench@e4eefcf"
     verdict = json.dumps({"scores": {"accuracy": JUDGE_TOTAL}, "total": JUDGE_TOTAL, "notes": "scripted"})
     output = ModelOutput.from_content("mockllm/model", verdict)
@@ -79,15 +79,21 @@ def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
     judge = get_model("mockllm/model", custom_outputs=[output])
     with harness_settings(records_dir=tmp_path / "records", sandbox=True):
         [log] = inspect_eval(
-            qwenclawbench(harness="openclaw", task_ids=TASK_ID, data_dir=str(tree)),
+            qwenclawbench(harness="openclaw", task_ids=task_id, data_dir=str(tree)),
             model="openai-api/scripted/scripted-policy",
-            model_base_url=f"{scripted_policy}/v1",
+            model_base_url=f"{policy_url}/v1",
             model_roles={"judge": judge},
             log_dir=str(tmp_path / "logs"),
             display="none",
         )
     assert log.status == "success", log.error
-    sample = resolve_sample_attachments(log.samples[0])
+    return resolve_sample_attachments(log.samples[0])
+
+
+def test_openclaw_edits_the_staged_workspace_and_grade_scores_it(
+    upstream_trees: Path, scripted_policy: str, tmp_path: Path
+) -> None:
+    sample = _run_openclaw(upstream_trees, TASK_ID, scripted_policy, tmp_path)
     score = sample.scores["qwenclawbench_scorer"]
     # before the edit the staged files grade 0.4 (gated); after it every check passes
     assert score.metadata["grade"] == {
@@ -171,26 +177,10 @@ def test_grade_sees_the_turns_before_openclaws_compaction(upstream_trees: Path, 
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A real OpenClaw run (upstream's openclaw.json, scripted model) whose context overflows: OpenClaw
     compacts and answers, and upstream's grade() on its session log still sees the turns before."""
-    tree = upstream_trees / "SKYLENAGE-AI+QwenClawBench@e4eefcf"
     upstream = CompactingUpstream()
-    verdict = json.dumps({"scores": {"accuracy": JUDGE_TOTAL}, "total": JUDGE_TOTAL, "notes": "scripted"})
-    output = ModelOutput.from_content("mockllm/model", verdict)
-    output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-    judge = get_model("mockllm/model", custom_outputs=[output])
     monkeypatch.setenv("SCRIPTED_API_KEY", "unused")
-    with serve_in_thread(upstream.app()) as server, harness_settings(
-        records_dir=tmp_path / "records", sandbox=True
-    ):
-        [log] = inspect_eval(
-            qwenclawbench(harness="openclaw", task_ids=COMPACTED_TASK, data_dir=str(tree)),
-            model="openai-api/scripted/scripted-policy",
-            model_base_url=f"{server.url}/v1",
-            model_roles={"judge": judge},
-            log_dir=str(tmp_path / "logs"),
-            display="none",
-        )
-    assert log.status == "success", log.error
-    sample = resolve_sample_attachments(log.samples[0])
+    with serve_in_thread(upstream.app()) as server:
+        sample = _run_openclaw(upstream_trees, COMPACTED_TASK, server.url, tmp_path)
     run = next(e.data for e in sample.events if e.event == "info" and e.source == "openclaw")
     assert upstream.overflowed and run["status"] == "completed", run.get("stderr_tail")
     # OpenClaw asked for a summary, then went on from it, without the first turn in the model's context
