@@ -29,6 +29,15 @@ def test_cores_kept_busy_by_other_processes_are_not_counted_idle():
     assert _threads.idle_cores(window=0.2) is not None
 
 
+def test_a_blip_in_one_window_does_not_count_as_busy(monkeypatch):
+    # (idle, total) jiffies: the first window busy (10 of 100 idle), the next two idle (95 of 100)
+    times = iter([(0, 0), (10, 100), (105, 200), (200, 300)])
+    monkeypatch.setattr(_threads, "_cpu_times", lambda: next(times))
+    monkeypatch.setattr(_threads.time, "sleep", lambda s: None)
+    monkeypatch.setattr(_threads.os, "cpu_count", lambda: 2)
+    assert _threads.idle_cores(window=0.5, windows=3) == pytest.approx(1.9)
+
+
 @pytest.mark.parametrize(
     ("idle", "usable", "threads"),
     [(1.95, 2, 2), (1.8, 2, 2), (1.6, 2, 1), (1.0, 2, 1), (0.05, 2, 1), (7.9, 4, 4), (3.2, 8, 3)],
