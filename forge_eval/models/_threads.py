@@ -7,8 +7,8 @@ descheduled stalls them all. bench/model_speed.py measures both sides on a 2-cor
 at least one: all of them when the run is the machine's only job (`make run` on an idle machine),
 one when something else already keeps a core busy. Idleness is the most idle of a few short windows,
 so that a blip (a process ending, the disk flushing what set-up wrote) does not cost the whole run a
-core: one of three fresh-clone `make run`s took 1 thread after measuring 1.1 idle cores over one second,
-with nothing else running. `FORGE_EVAL_MODEL_THREADS=N` fixes the count.
+core: a fresh-clone `make run` on the otherwise idle machine took 1 thread after measuring 1.1 idle
+cores over one second. `FORGE_EVAL_MODEL_THREADS=N` fixes the count.
 """
 
 from __future__ import annotations
