@@ -243,7 +243,7 @@ def _stopped(plan: RunPlan, model_label: str, failure: ForgeError) -> ForgeError
 
 def _max_tasks(plan: RunPlan, model: ResolvedModel, n_tasks: int) -> int:
     """Seeds run side by side, except harness programs on the embedded model: one seed at a time, so
-    no more harnesses run than the model has slots (max_connections). Otherwise each sample's time
+    no more harnesses run than the run sends the model at once (max_connections). Otherwise each sample's time
     limit (wall clock) is spent queueing for the model (4 codex samples at once: 100-317 s per sample,
     32-224 s of it working), and each harness process takes CPU and memory from the model."""
     external = isinstance(HARNESSES.get(plan.harness), ExternalHarness)
