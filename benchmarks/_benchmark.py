@@ -52,6 +52,7 @@ from forge_eval.rundir import (
     NotUsed,
     ProtocolElement,
     ProtocolRecord,
+    Source,
     Value,
     element,
     sha256_text,
@@ -158,6 +159,11 @@ class RunUsed:
             chosen = "all"
         return chosen + (f", first {self.limit}" if self.limit else "")
 
+    def task_set_element(self, official: Source, *, note: str | None = None) -> ProtocolElement:
+        """The `task_set` element every benchmark records: the official task set (a `task_set(...)`, or
+        why it is not recorded) against the tasks this run chose."""
+        return element("task_set", official, task_set(self.task_ids, self.selection), note=note)
+
 
 def task_set(ids: Any, label: str) -> Value:
     """A task set as a protocol value: how many tasks and a hash of their sorted ids (two sets are the
@@ -179,7 +185,7 @@ def own_elements(
     sampling = Value(value={"max_tokens": max_tokens}, label=label)
     not_used = NotUsed(why=no_judge)
     return {
-        "task_set": element("task_set", task_set(all_ids, "all"), task_set(run.task_ids, run.selection)),
+        "task_set": run.task_set_element(task_set(all_ids, "all")),
         "agent_sampling": element("agent_sampling", sampling, Value(value=dict(run.sampling))),
         "judge_model": element("judge_model", not_used),
         "judge_prompt": element("judge_prompt", not_used),

@@ -67,11 +67,7 @@ def protocol(run: RunUsed) -> ProtocolRecord:
     )
     return ProtocolRecord(
         elements=[
-            element(
-                "task_set",
-                task_set((t.task_id for t in tasks), "all"),
-                task_set(run.task_ids, run.selection),
-            ),
+            run.task_set_element(task_set((t.task_id for t in tasks), "all")),
             element("harness", loop, loop if run.harness == "claw-loop" else Value(value=run.harness)),
             element("agent_prompt", prompt),
             element(

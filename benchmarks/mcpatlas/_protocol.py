@@ -127,11 +127,7 @@ def protocol(run: RunUsed) -> ProtocolRecord:
     no_prompt = "the task's PROMPT is the only message (USE_SYSTEM_PROMPT_IN_COMPLETION off)"
     return ProtocolRecord(
         elements=[
-            element(
-                "task_set",
-                task_set(paper, "paper rule (trajectory servers all key-free)"),
-                task_set(run.task_ids, run.selection),
-            ),
+            run.task_set_element(task_set(paper, "paper rule (trajectory servers all key-free)")),
             element("harness", harness_official, harness_ours),
             element(
                 "agent_prompt",

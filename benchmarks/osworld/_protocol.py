@@ -109,7 +109,7 @@ def protocol(run: RunUsed) -> ProtocolRecord:
     all_ids = [t.id for t in load_tasks(tree)]
     return ProtocolRecord(
         elements=[
-            element("task_set", task_set(all_ids, "all"), task_set(run.task_ids, run.selection)),
+            run.task_set_element(task_set(all_ids, "all")),
             element(
                 "harness",
                 _harness(OFFICIAL_HARNESS, official_harness),

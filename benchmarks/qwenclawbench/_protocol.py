@@ -89,10 +89,8 @@ def protocol(run: RunUsed) -> ProtocolRecord:
     data = Value(value={"repo": REPO, "commit": COMMIT, "dataset": DATASET})
     return ProtocolRecord(
         elements=[
-            element(
-                "task_set",
+            run.task_set_element(
                 task_set(all_ids, "all"),
-                task_set(run.task_ids, run.selection),
                 note=f"{len(run.skipped)} task(s) skipped here" if run.skipped else None,
             ),
             *_harness(run, tree),

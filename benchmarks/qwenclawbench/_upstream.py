@@ -153,45 +153,36 @@ async def grade_run(
             await asyncio.to_thread(export_sessions, home / ".openclaw", grading_home / ".openclaw")
         except ForgeError as e:
             return UpstreamGrade(None, error=str(e))
-        return await _grade_child(
-            tree, task_file, grading_home, workspace, judge_url, judge_key, started_at, status, timeout_s
-        )
+        job = {
+            "scripts": str(tree / "scripts"),
+            "task_file": str(task_file),
+            "agent_id": session_agent(grading_home),
+            "session_id": "forge-eval",
+            "started_at": started_at,
+            "workspace": str(workspace),
+            "status": status,
+            "skill_dir": str(tree),
+        }
+        env = {
+            "HOME": str(grading_home),
+            "PATH": "/usr/bin:/bin",
+            "LANG": "C.UTF-8",
+            "JUDGE_BASE_URL": judge_url,
+            "JUDGE_API_KEY": judge_key,
+        }
+        return await _grade_child(job, env, workspace, timeout_s)
 
 
 async def _grade_child(
-    tree: Path,
-    task_file: Path,
-    home: Path,
-    workspace: Path,
-    judge_url: str,
-    judge_key: str,
-    started_at: float,
-    status: str,
-    timeout_s: float,
+    job: dict[str, Any], env: dict[str, str], cwd: Path, timeout_s: float
 ) -> UpstreamGrade:
-    job = {
-        "scripts": str(tree / "scripts"),
-        "task_file": str(task_file),
-        "agent_id": session_agent(home),
-        "session_id": "forge-eval",
-        "started_at": started_at,
-        "workspace": str(workspace),
-        "status": status,
-        "skill_dir": str(tree),
-    }
-    env = {
-        "HOME": str(home),
-        "PATH": "/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "JUDGE_BASE_URL": judge_url,
-        "JUDGE_API_KEY": judge_key,
-    }
+    """Run `_grading_child.py` on `job` (its stdin) with exactly `env`, in `cwd`; its report, or why none."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-I", str(_CHILD),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        cwd=workspace,
+        cwd=cwd,
         env=env,
     )  # fmt: skip
     try:

@@ -94,7 +94,7 @@ class LiveProtocol:
             official: Any = task_set((s.id for s in every.samples), f"all of version {version}")
         except ForgeError as e:
             official = NotRecorded(why=f"the task file could not be read: {e}")
-        return element("task_set", official, task_set(run.task_ids, run.selection))
+        return run.task_set_element(official)
 
     def _agent(self, run: RunUsed, upstream_dir: str | None) -> list[ProtocolElement]:
         tree = locate_tree(MOLMOWEB_TREE, upstream_dir)
