@@ -15,17 +15,16 @@ order; one that raises is shown as a warning instead of breaking the report. `Se
 inserted as is, so escape all data in it (`html.escape`) and reference no remote resource; for a
 chart, `svg_figure` turns a matplotlib drawing function into inline SVG in the report's style::
 
-    import html, json
+    import html
     from pathlib import Path
     from forge_eval.reports import REPORT_SECTIONS, Section
     from forge_eval.rundir import RunDir
 
     @REPORT_SECTIONS.register("behavior")
     def behavior_section(run_dir: Path) -> Section | None:
-        path = RunDir(run_dir).behavior
-        if not path.is_file():
+        data = RunDir(run_dir).read_json(RunDir.BEHAVIOR)
+        if data is None:
             return None
-        data = json.loads(path.read_text())
         rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v:.1%}</td></tr>" for k, v in data.items())
         return Section("Behavior", f"<table>{rows}</table>")
 

@@ -6,7 +6,6 @@ rebuilt without reading logs again.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -254,10 +253,9 @@ def build_compare_report(data: dict[str, Any], out: Path) -> Path:
 @REPORT_SECTIONS.register("step_budgets")
 def budget_section(run_dir: Path) -> Section | None:
     """Success vs step budget of one run, from `budgets.json` (`--step-budget`); None without it."""
-    path = RunDir(run_dir).budgets
-    if not path.is_file():
+    data = RunDir(run_dir).read_json(RunDir.BUDGETS)
+    if data is None:
         return None
-    data = json.loads(path.read_text())
     points = [{"budget": b["budget"], **b["metrics"]["success_rate"]} for b in data["budgets"]]
     turns = data.get("model_turns", {})
     rows = [

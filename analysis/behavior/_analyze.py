@@ -1,6 +1,5 @@
 """`analyze_run`: a run directory -> `DIR/behavior.json` (and the report's Behavior section)."""
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +9,7 @@ from forge_eval.rundir import RunDir, json_safe, write_json
 
 
 def _run_info(run_dir: Path) -> dict[str, Any]:
-    path = RunDir(run_dir).results
-    results = json.loads(path.read_text()) if path.is_file() else {}
+    results = RunDir(run_dir).read_json(RunDir.RESULTS) or {}
     return {k: results.get(k) for k in ("benchmark", "model", "harness", "seeds", "epochs")}
 
 

@@ -5,7 +5,6 @@ comparison the paired differences with CIs. Each number sits next to its definit
 """
 
 import html
-import json
 from pathlib import Path
 from typing import Any
 
@@ -184,10 +183,9 @@ def _fmt_pair(diff: dict[str, Any] | None) -> str:
 
 def behavior_section(run_dir: Path) -> Section | None:
     """The Behavior section of `run_dir`'s report, or None when `forge-eval analyze` has not run."""
-    path = RunDir(run_dir).behavior
-    if not path.is_file():
+    data = RunDir(run_dir).read_json(RunDir.BEHAVIOR)
+    if data is None:
         return None
-    data = json.loads(path.read_text())
     groups = data["groups"]
     # one harness: its group repeats "overall", so show overall only
     keys = ["overall"] if len(groups) <= 2 else list(groups)

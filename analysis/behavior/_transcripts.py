@@ -12,7 +12,6 @@ collector is paused); `read_eval_log_samples` re-opens the zip per sample and is
 (measured with Inspect 0.3.285: 63 s for 3000 samples).
 """
 
-import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -432,8 +431,7 @@ def read_run_transcripts(run_dir: str | Path) -> Transcripts:
             f"no Inspect logs in {log_dir}",
             hint="pass the directory given to `forge-eval run --out` (it holds logs/ and results.json)",
         )
-    results_path = files.results
-    harness = json.loads(results_path.read_text()).get("harness") if results_path.is_file() else None
+    harness = (files.read_json(RunDir.RESULTS) or {}).get("harness")
     trials = files.trials
     passed = _passed_from_trials(trials) if trials.is_file() else None
     records_dir = files.records

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar, overload
+from typing import Any, ClassVar, overload
 
 
 class _Entry:
@@ -61,6 +62,12 @@ class RunDir:
     records = _Entry(RECORDS)
     compare = _Entry(COMPARE, "compare.json, in the directory `forge-eval compare --out` writes.")
     compare_report = _Entry(COMPARE_REPORT, "compare.html, next to compare.json.")
+
+    def read_json(self, name: str) -> Any:
+        """The JSON file `name` of this directory (e.g. `RunDir.BUDGETS`), parsed; None when the run has
+        none (behavior.json and budgets.json come from later commands; a report section then stays out)."""
+        path = self.path / name
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
     def __fspath__(self) -> str:
         return os.fspath(self.path)

@@ -1,4 +1,4 @@
-"""The one JSON writer (atomic, NaN-safe), RunDir's names and trials.csv's one reader and writer."""
+"""The one JSON writer (atomic, NaN-safe), RunDir's names and reader, trials.csv's one reader and writer."""
 
 import json
 import math
@@ -89,6 +89,13 @@ def test_run_dir_names_every_file(tmp_path: Path) -> None:
     }
     assert all(path == tmp_path / name for path, name in named.items())
     assert os.fspath(files) == str(tmp_path)
+
+
+def test_read_json_parses_a_file_of_the_run_and_is_none_for_an_absent_one(tmp_path: Path) -> None:
+    files = RunDir(tmp_path)
+    assert files.read_json(RunDir.BUDGETS) is None
+    write_json(files.budgets, {"budgets": [1, math.nan]})
+    assert files.read_json(RunDir.BUDGETS) == {"budgets": [1, None]}
 
 
 def _table() -> pd.DataFrame:
