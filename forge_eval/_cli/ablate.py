@@ -1,11 +1,18 @@
 """`forge-eval ablate credit`: train the credit variants side by side (or replay real records) and compare."""
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from forge_eval._cli._options import resamples_option
 from forge_eval._lazy import LazyCommand
+
+
+def _policy_setting(flag: str, kind: type, what: str, note: str = "") -> Any:
+    """A training setting whose default is the chosen policy's own: None here, filled in from the
+    policy (each policy knows what suits it; `ablation.AblationConfig`)."""
+    return click.option(flag, type=kind, default=None, help=f"{what} [default: the policy's own{note}].")
 
 
 @click.group()
@@ -54,30 +61,16 @@ def ablate() -> None:
 )
 @click.option("--tasks-per-step", default=16, help="Tasks per GRPO step.")
 @click.option("--group-size", default=8, help="Rollouts per task (GRPO group).")
-@click.option(
-    "--lr",
-    type=float,
-    default=None,
-    help="Adam learning rate [default: the policy's own; every run's value is in ablation.json].",
+@_policy_setting("--lr", float, "Adam learning rate", note="; every run's value is in ablation.json")
+@_policy_setting("--ppo-epochs", int, "Clipped policy-gradient updates per batch of rollouts")
+@_policy_setting(
+    "--entropy-coeff", float, "Entropy bonus on the trained tokens, as veRL's actor.entropy_coeff"
 )
-@click.option(
-    "--ppo-epochs",
-    type=int,
-    default=None,
-    help="Clipped policy-gradient updates per batch of rollouts [default: the policy's own].",
-)
-@click.option(
-    "--entropy-coeff",
-    type=float,
-    default=None,
-    help="Entropy bonus on the trained tokens, as veRL's actor.entropy_coeff [default: the policy's own].",
-)
-@click.option(
+@_policy_setting(
     "--min-lr-ratio",
-    type=float,
-    default=None,
-    help="Cosine learning-rate decay over the steps ends at this fraction of --lr (1: constant), as "
-    "veRL's optim.min_lr_ratio with lr_scheduler_type cosine [default: the policy's own].",
+    float,
+    "Cosine learning-rate decay over the steps ends at this fraction of --lr (1: constant), as "
+    "veRL's optim.min_lr_ratio with lr_scheduler_type cosine",
 )
 @click.option(
     "--eval-every", default=5, help="Evaluate on the held-out tasks every N steps."
