@@ -6,7 +6,9 @@ done), whose sum is what a new user's `make run` costs. With `--deterministic` t
 repeated in the last clone with `--deterministic`, side by side, for the ratio the run's summary quotes.
 It prints each time, its ratio to the 8-minute target, the llama.cpp threads the model chose and the
 load average around it (the machine should be otherwise idle: other work slows the embedded model, and
-it takes fewer threads then).
+it takes fewer threads then), and the model's work from the run's Inspect logs, which is what the run's
+time follows: calls, generated tokens, replies that reached the reply cap, prompt tokens processed
+and taken from llama.cpp's cache.
 
     python bench/quickstart_time.py [--repeats 3] [--deterministic] [--source DIR]
 """
@@ -20,6 +22,9 @@ import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
+
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import read_eval_log
 
 TARGET_S = 8 * 60
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +46,28 @@ def _threads(log: Path) -> str:
     """The llama.cpp thread count the embedded model chose at its last start, as its log line says."""
     chosen = re.findall(r"with (\d+) llama\.cpp thread\(s\)", log.read_text(errors="replace"))
     return chosen[-1] if chosen else "?"
+
+
+def _model_work(run_dir: Path) -> str:
+    """The model's work in a run, summed over its Inspect logs' model calls (llama.cpp's timings)."""
+    calls = generated = at_cap = processed = cached = 0
+    for path in sorted((run_dir / "logs").glob("*.eval")):
+        log = read_eval_log(str(path))
+        cap = log.plan.config.max_tokens
+        for sample in log.samples or []:
+            for event in sample.events:
+                if not isinstance(event, ModelEvent) or event.output.usage is None:
+                    continue
+                calls += 1
+                generated += event.output.usage.output_tokens
+                at_cap += cap is not None and event.output.usage.output_tokens >= cap
+                timings = (event.call.response or {}).get("timings", {}) if event.call else {}
+                processed += timings.get("prompt_n", 0)
+                cached += timings.get("cache_n", 0)
+    return (
+        f"{calls} model calls, {generated:,} tokens generated, {at_cap} replies at the cap, "
+        f"{processed:,} prompt tokens processed, {cached:,} from the cache"
+    )
 
 
 def _load() -> str:
@@ -83,6 +110,7 @@ def main() -> None:
             f"{total / TARGET_S:9.2f} {_threads(log):>7}  {before} -> {_load()}",
             flush=True,
         )
+        print(f"{'':6} {_model_work(clone / 'runs' / 'quickstart')}", flush=True)
     if args.deterministic:
         log = workdir / "deterministic.log"
         before = _load()
