@@ -124,3 +124,12 @@ def _download(source: DataSource, target: Path) -> None:
         unpacked.rename(target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def task_files(root: Path, pattern: str, what: str) -> list[Path]:
+    """The task files under `root/tasks` that match `pattern`, sorted; an error naming the layout it
+    expects when there are none (the folder of another benchmark, or an empty download)."""
+    files = sorted((root / "tasks").glob(pattern))
+    if not files:
+        raise ForgeError(f"no {what} tasks under {root / 'tasks'} (expected tasks/{pattern})")
+    return files

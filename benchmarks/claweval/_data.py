@@ -16,6 +16,7 @@ from inspect_ai.dataset import Sample
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from forge_eval._errors import ForgeError, UsageError
+from forge_eval.benchmarks._acquire import task_files
 from forge_eval.benchmarks._selection import Selection, SkipRules, select
 from forge_eval.benchmarks.claweval._upstream import upstream_tree
 
@@ -133,10 +134,7 @@ def load_task(path: Path) -> ClawTask:
 @cache
 def load_tasks(root: Path) -> tuple[ClawTask, ...]:
     """Every task under `root/tasks`, in id order."""
-    files = sorted((root / "tasks").glob("*/task.yaml"))
-    if not files:
-        raise ForgeError(f"no Claw-Eval tasks under {root / 'tasks'} (expected tasks/<id>/task.yaml)")
-    return tuple(load_task(f) for f in files)
+    return tuple(load_task(f) for f in task_files(root, "*/task.yaml", "Claw-Eval"))
 
 
 #: Why a Claw-Eval task cannot run here, asked in order (the first reason is reported).

@@ -26,20 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import tiktoken
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
-    ContentImage,
-    ContentText,
-    Model,
-    get_model,
-)
+from inspect_ai.model import ChatMessageAssistant, Model, get_model
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.osworld._evaluators import import_tree_package, tree_imports
 from forge_eval.harnesses.computer import Decision, Observation
+from forge_eval.harnesses.upstream import to_inspect
 
 AGENT_PATH = "mm_agents/agent.py"
 PROMPTS_PATH = "mm_agents/prompts.py"
@@ -150,25 +142,6 @@ def make_agent(tree: Path, observation_type: str, action_space: str, sampling: d
         max_trajectory_length=defaults["max_trajectory_length"],
         client_password=CLIENT_PASSWORD,
     )
-
-
-def to_inspect(messages: list[dict[str, Any]]) -> list[ChatMessage]:
-    """OpenAI-style messages as upstream builds them, as Inspect messages (texts and images as they are)."""
-    roles = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
-    converted: list[ChatMessage] = []
-    for message in messages:
-        parts: list[Any] = []
-        content = message["content"]
-        for part in [{"type": "text", "text": content}] if isinstance(content, str) else content:
-            if part["type"] == "text":
-                parts.append(ContentText(text=part["text"]))
-            elif part["type"] == "image_url":
-                image = part["image_url"]
-                parts.append(ContentImage(image=image["url"], detail=image.get("detail", "auto")))
-            else:
-                raise ForgeError(f"OSWorld's agent sent a message part of unknown type {part['type']!r}")
-        converted.append(roles[message["role"]](content=parts))
-    return converted
 
 
 class UpstreamPolicy:

@@ -19,7 +19,7 @@ from inspect_ai.dataset import Sample
 from inspect_ai.solver import TaskState
 
 from forge_eval._errors import ForgeError
-from forge_eval.benchmarks._acquire import DataSource, locate_data
+from forge_eval.benchmarks._acquire import DataSource, locate_data, task_files
 from forge_eval.benchmarks._selection import Selection, SkipRules, select
 
 DATASET = "qwenclawbench-v1.1-100"
@@ -170,10 +170,7 @@ def load_task(path: Path) -> QwenTask:
 
 @cache
 def load_tasks(root: Path) -> tuple[QwenTask, ...]:
-    files = sorted((root / "tasks").glob("task_*.md"))
-    if not files:
-        raise ForgeError(f"no QwenClawBench tasks under {root / 'tasks'} (expected task_*.md)")
-    return tuple(load_task(f) for f in files)
+    return tuple(load_task(f) for f in task_files(root, "task_*.md", "QwenClawBench"))
 
 
 def asset_path(root: Path, task: QwenTask, item: WorkspaceFile) -> Path | None:

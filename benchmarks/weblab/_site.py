@@ -133,6 +133,17 @@ def redirect(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
 
+def post_button(button_id: str, label: str, url: str, note_id: str, done: str) -> str:
+    """A button that POSTs to `url` without leaving the page and says `done` (or "Error") in a note beside
+    it, as sites' "Save" and "Add to list" buttons do."""
+    return (
+        f"<button id={button_id}>{esc(label)}</button> <span id={note_id}></span><script>"
+        f"document.getElementById('{button_id}').onclick = async () => {{ const r = await fetch("
+        f"'{url}', {{method: 'POST'}}); document.getElementById('{note_id}').textContent = "
+        f"r.ok ? '{done}' : 'Error'; }};</script>"
+    )
+
+
 def search_form(action: str, query: str = "", placeholder: str = "Search", name: str = "q") -> str:
     return (
         f'<form class=search action="{action}" method=get><input type=text name={name} '

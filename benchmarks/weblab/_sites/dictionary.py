@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from forge_eval.benchmarks.weblab._site import Site, esc, redirect, route, search_form
+from forge_eval.benchmarks.weblab._site import Site, esc, post_button, redirect, route, search_form
 
 
 @dataclass(frozen=True)
@@ -126,11 +126,8 @@ class DictionarySite(Site):
         body = (
             search_form("/", "", "Search English") + f"<h1>{e.word}</h1><p><i>{e.pos}</i> · UK "
             f"<span class=ipa>{esc(e.ipa)}</span></p><h2>Meaning</h2><ol>{senses}</ol><h2>Examples</h2>"
-            f"<ul>{examples}</ul><button id=add>Add to word list</button> <span id=note></span><script>"
-            f"document.getElementById('add').onclick = async () => {{ const r = await fetch("
-            f"'/api/wordlist/{e.word}', {{method: 'POST'}}); document.getElementById('note').textContent = "
-            f"r.ok ? 'Added' : 'Error'; }};</script>"
-        )
+            f"<ul>{examples}</ul>"
+        ) + post_button("add", "Add to word list", f"/api/wordlist/{e.word}", "note", "Added")
         return self.page(e.word, body)
 
     @route("/api/wordlist/{word}", "POST")

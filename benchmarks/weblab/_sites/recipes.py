@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from forge_eval.benchmarks.weblab._site import Site, esc, numbered, route, search_form
+from forge_eval.benchmarks.weblab._site import Site, esc, numbered, post_button, route, search_form
 
 _DISHES = {
     "Lasagna": ["pasta sheets", "ricotta", "tomato sauce"],
@@ -111,11 +111,8 @@ class RecipesSite(Site):
             f"<tr><th>Prep time</th><td>{r.prep_minutes} mins</td></tr><tr><th>Calories</th>"
             f"<td>{r.calories} per serving</td></tr><tr><th>Servings</th><td>{r.servings}</td></tr></table>"
             "<h2>Ingredients</h2>"
-            f"<ul>{items}</ul><button id=save>Save recipe</button> <span id=saved-note></span><script>"
-            f"document.getElementById('save').onclick = async () => {{"
-            f"const r = await fetch('/api/save/{r.id}', {{method: 'POST'}});"
-            f"document.getElementById('saved-note').textContent = r.ok ? 'Saved!' : 'Error'; }};</script>"
-        )
+            f"<ul>{items}</ul>"
+        ) + post_button("save", "Save recipe", f"/api/save/{r.id}", "saved-note", "Saved!")
         return self.page(r.name, body)
 
     @route("/api/save/{rid:int}", "POST")
