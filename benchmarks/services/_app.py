@@ -89,7 +89,8 @@ def parse_model(model: type[M], data: Any) -> M:
 
 
 def endpoint(method: str, path: str) -> Callable[[F], F]:
-    """Declare a service method as a domain operation, named after the method (`Service.endpoints`)."""
+    """Declare a service method as a domain operation, named after the class attribute that holds it
+    (`Service.endpoints`)."""
 
     def mark(handler: F) -> F:
         handler.__endpoint__ = (method, path)  # type: ignore[attr-defined]
@@ -109,9 +110,9 @@ class Service:
     def endpoints(self) -> list[Endpoint]:
         """The service's domain operations: its `@endpoint` methods, in the order they are defined."""
         found = []
-        for attribute in vars(type(self)).values():
+        for name, attribute in vars(type(self)).items():
             if declared := getattr(attribute, "__endpoint__", None):
-                found.append(Endpoint(attribute.__name__, *declared, getattr(self, attribute.__name__)))
+                found.append(Endpoint(name, *declared, getattr(self, name)))
         return found
 
     def app(self) -> Starlette:

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from forge_eval.benchmarks.services._app import ServiceHTTPError, not_found
+from forge_eval.benchmarks.services._app import Call, Service, ServiceHTTPError, endpoint, not_found
 
 R = TypeVar("R")
 
@@ -33,6 +33,36 @@ def find(records: Sequence[R], key: str, kind: str, id_of: Callable[[R], str]) -
         if id_of(record).lower() == wanted:
             return record
     raise not_found(kind, key)
+
+
+def record(call: Call, collection: str, kind: str, key: str = "id") -> Any:
+    """The record of the state's list `collection` whose field `key` equals the path's `{key}`, or a 404."""
+    return find(getattr(call.state, collection), call.path[key], kind, lambda r: getattr(r, key))
+
+
+Method = Callable[[Service, Call], Any]
+
+
+def get_endpoint(path: str, collection: str, kind: str, key: str = "id") -> Method:
+    """`GET path`: one record of `collection` by its key (`record`). The services' "get" operations
+    differ only in these names, so they are declared as data: `get = get_endpoint(...)`."""
+
+    async def get(self: Service, call: Call) -> Any:
+        return record(call, collection, kind, key)
+
+    return endpoint("GET", path)(get)
+
+
+def update_endpoint(
+    path: str, collection: str, kind: str, changes: type[BaseModel], key: str = "id"
+) -> Method:
+    """`PATCH path`: one record of `collection` with the fields the body sets (validated by `changes`;
+    fields it leaves out stay as they are)."""
+
+    async def update(self: Service, call: Call) -> Any:
+        return changed(record(call, collection, kind, key), call.parse(changes))
+
+    return endpoint("PATCH", path)(update)
 
 
 def next_id(prefix: str, existing: Sequence[str], start: int = 1) -> str:

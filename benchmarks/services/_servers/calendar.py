@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from forge_eval.benchmarks.services._app import Call, Service, ServiceHTTPError, endpoint, parse_model
-from forge_eval.benchmarks.services._records import find, next_id, require_nonempty, search
+from forge_eval.benchmarks.services._records import get_endpoint, next_id, record, require_nonempty, search
 
 Date = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="YYYY-MM-DD")]
 Time = Annotated[str, Field(pattern=r"^\d{2}:\d{2}$", description="HH:MM, 24-hour")]
@@ -85,9 +85,7 @@ class CalendarService(Service):
         events = search(events, call.query.get("query", ""), lambda e: f"{e.title} {e.description}")
         return sorted(events, key=lambda e: (e.date, e.start))
 
-    @endpoint("GET", "/events/{id}")
-    async def get(self, call: Call) -> Event:
-        return find(call.state.events, call.path["id"], "event", lambda e: e.id)
+    get = get_endpoint("/events/{id}", "events", "event")
 
     @endpoint("POST", "/events")
     async def create(self, call: Call) -> dict[str, Any]:
@@ -105,7 +103,7 @@ class CalendarService(Service):
     @endpoint("PATCH", "/events/{id}")
     async def update(self, call: Call) -> dict[str, Any]:
         state: CalendarState = call.state
-        event = find(state.events, call.path["id"], "event", lambda e: e.id)
+        event = record(call, "events", "event")
         changes = call.parse(EventChanges).model_dump(exclude_none=True)
         updated = _validated({**event.model_dump(), **changes})
         state.events[state.events.index(event)] = updated
@@ -114,7 +112,7 @@ class CalendarService(Service):
     @endpoint("DELETE", "/events/{id}")
     async def delete(self, call: Call) -> dict[str, Any]:
         state: CalendarState = call.state
-        event = find(state.events, call.path["id"], "event", lambda e: e.id)
+        event = record(call, "events", "event")
         state.events.remove(event)
         return {"id": event.id, "deleted": True}
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from forge_eval.benchmarks.services._app import Call, Service, endpoint
-from forge_eval.benchmarks.services._records import changed, find, next_id, require_nonempty, search
+from forge_eval.benchmarks.services._records import (
+    get_endpoint,
+    next_id,
+    require_nonempty,
+    search,
+    update_endpoint,
+)
 
 
 class Contact(BaseModel):
@@ -42,9 +48,7 @@ class ContactsService(Service):
             lambda c: f"{c.name} {c.email} {c.company} {c.title}",
         )
 
-    @endpoint("GET", "/contacts/{id}")
-    async def get(self, call: Call) -> Contact:
-        return find(call.state.contacts, call.path["id"], "contact", lambda c: c.id)
+    get = get_endpoint("/contacts/{id}", "contacts", "contact")
 
     @endpoint("POST", "/contacts")
     async def create(self, call: Call) -> Contact:
@@ -55,7 +59,4 @@ class ContactsService(Service):
         state.contacts.append(contact)
         return contact
 
-    @endpoint("PATCH", "/contacts/{id}")
-    async def update(self, call: Call) -> Contact:
-        contact = find(call.state.contacts, call.path["id"], "contact", lambda c: c.id)
-        return changed(contact, call.parse(ContactFields))
+    update = update_endpoint("/contacts/{id}", "contacts", "contact", ContactFields)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from forge_eval.benchmarks.services._app import Call, Service, endpoint
-from forge_eval.benchmarks.services._records import find, next_id, search
+from forge_eval.benchmarks.services._records import find, get_endpoint, next_id, search
 
 
 class Product(BaseModel):
@@ -48,9 +48,7 @@ class InventoryService(Service):
             products = [p for p in products if p.stock < p.reorder_level]
         return search(products, call.query.get("query", ""), lambda p: f"{p.sku} {p.name} {p.supplier}")
 
-    @endpoint("GET", "/products/{sku}")
-    async def get(self, call: Call) -> Product:
-        return find(call.state.products, call.path["sku"], "product", lambda p: p.sku)
+    get = get_endpoint("/products/{sku}", "products", "product", key="sku")
 
     @endpoint("POST", "/orders")
     async def order(self, call: Call) -> Order:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from forge_eval.benchmarks.services._app import Call, Service, endpoint
-from forge_eval.benchmarks.services._records import changed, find, search
+from forge_eval.benchmarks.services._records import get_endpoint, search, update_endpoint
 
 SNIPPET_CHARS = 120
 
@@ -37,11 +37,5 @@ class KbService(Service):
         hits = search(articles, call.query.get("query", ""), lambda a: f"{a.title} {a.tags} {a.body}")
         return [{"id": a.id, "title": a.title, "snippet": a.body[:SNIPPET_CHARS]} for a in hits]
 
-    @endpoint("GET", "/articles/{id}")
-    async def get(self, call: Call) -> Article:
-        return find(call.state.articles, call.path["id"], "article", lambda a: a.id)
-
-    @endpoint("PATCH", "/articles/{id}")
-    async def update(self, call: Call) -> Article:
-        article = find(call.state.articles, call.path["id"], "article", lambda a: a.id)
-        return changed(article, call.parse(ArticleChanges))
+    get = get_endpoint("/articles/{id}", "articles", "article")
+    update = update_endpoint("/articles/{id}", "articles", "article", ArticleChanges)

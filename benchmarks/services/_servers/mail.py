@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from forge_eval.benchmarks.services._app import Call, Service, endpoint
-from forge_eval.benchmarks.services._records import find, next_id, require_nonempty, search
+from forge_eval.benchmarks.services._records import next_id, record, require_nonempty, search
 
 Folder = Literal["inbox", "sent", "trash"]
 
@@ -65,7 +65,7 @@ class MailService(Service):
 
     @endpoint("GET", "/messages/{id}")
     async def read(self, call: Call) -> Message:
-        message = find(call.state.messages, call.path["id"], "message", lambda m: m.id)
+        message = record(call, "messages", "message")
         message.unread = False
         return message
 
@@ -89,6 +89,6 @@ class MailService(Service):
 
     @endpoint("DELETE", "/messages/{id}")
     async def delete(self, call: Call) -> dict[str, object]:
-        message = find(call.state.messages, call.path["id"], "message", lambda m: m.id)
+        message = record(call, "messages", "message")
         message.folder = "trash"
         return {"id": message.id, "folder": "trash"}

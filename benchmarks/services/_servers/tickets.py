@@ -8,12 +8,13 @@ from pydantic import BaseModel, BeforeValidator, Field
 
 from forge_eval.benchmarks.services._app import Call, Service, endpoint
 from forge_eval.benchmarks.services._records import (
-    changed,
-    find,
+    get_endpoint,
     lowercase,
     next_id,
+    record,
     require_nonempty,
     search,
+    update_endpoint,
 )
 
 Status = Annotated[Literal["open", "pending", "closed"], BeforeValidator(lowercase)]
@@ -81,9 +82,7 @@ class TicketsService(Service):
         hits = search(tickets, call.query.get("query", ""), lambda t: f"{t.title} {t.description}")
         return [t.summary() for t in hits]
 
-    @endpoint("GET", "/tickets/{id}")
-    async def get(self, call: Call) -> Ticket:
-        return find(call.state.tickets, call.path["id"], "ticket", lambda t: t.id)
+    get = get_endpoint("/tickets/{id}", "tickets", "ticket")
 
     @endpoint("POST", "/tickets")
     async def create(self, call: Call) -> dict[str, object]:
@@ -94,13 +93,10 @@ class TicketsService(Service):
         state.tickets.append(ticket)
         return {"id": ticket.id, "status": ticket.status, "priority": ticket.priority}
 
-    @endpoint("PATCH", "/tickets/{id}")
-    async def update(self, call: Call) -> Ticket:
-        ticket = find(call.state.tickets, call.path["id"], "ticket", lambda t: t.id)
-        return changed(ticket, call.parse(TicketChanges))
+    update = update_endpoint("/tickets/{id}", "tickets", "ticket", TicketChanges)
 
     @endpoint("POST", "/tickets/{id}/comments")
     async def comment(self, call: Call) -> dict[str, object]:
-        ticket = find(call.state.tickets, call.path["id"], "ticket", lambda t: t.id)
+        ticket = record(call, "tickets", "ticket")
         ticket.comments.append(Comment(body=call.parse(NewComment).body))
         return {"id": ticket.id, "comments": len(ticket.comments)}
