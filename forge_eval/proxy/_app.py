@@ -8,7 +8,7 @@ Every error, expected or not, is answered as JSON in the caller's API format, ne
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -23,7 +23,9 @@ from forge_eval.proxy._call import ApiEndpoint, resolve_rollout
 from forge_eval.proxy._canonical import BadRequest
 from forge_eval.proxy._config import ProxyConfig
 from forge_eval.proxy._control import Control
+from forge_eval.proxy._exchange import Exchange
 from forge_eval.proxy._http_upstream import HttpUpstream
+from forge_eval.proxy._json import dumps
 from forge_eval.proxy._records import unreleased_attempts
 from forge_eval.proxy._state import ProxyState
 from forge_eval.proxy._upstream import ProxyUpstream
@@ -39,15 +41,14 @@ API_PATHS = {
     "completions": "/completions",
 }
 PREFIXES = ("/v1", "/r/{rollout}/{attempt}/v1")
+ExchangeHandler = Callable[[Exchange], Awaitable[None]]
 
 
 def error_response(
     path: str, status: int, message: str, code: str | None = None, headers: list | None = None
 ) -> JSONResponse:
-    """An error in the format of the API `path` belongs to (Anthropic's for `/messages`, else OpenAI's)."""
-    anthropic = path.endswith(("/messages", "/messages/count_tokens"))
-    body = ADAPTERS.get("anthropic_messages").error_body(status, message, code) if anthropic else None
-    response = JSONResponse(body or openai_error(status, message, code), status_code=status)
+    """An error in the format of the API `path` belongs to, as a response."""
+    response = JSONResponse(_error_body(path, status, message, code), status_code=status)
     response.raw_headers.extend(headers or [])
     return response
 
@@ -119,34 +120,55 @@ class _DataPlane(Starlette):
     Those layers (error middleware, exception middleware, a regex per route) cost ~40 µs a call and do
     nothing for an endpoint that answers every error itself. A model call's path is matched by hand to the
     same routes (`/v1/<api>`, `/r/<rollout>/<attempt>/v1/<api>`, POST) and the last-resort 500 is kept;
-    everything else goes through Starlette.
+    everything else goes through Starlette. The proxy's own listener (`_protocol`) asks `model_route`
+    before it makes any ASGI scope; other servers call the app.
     """
 
     def __init__(self, endpoints: dict[str, ApiEndpoint], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._endpoints = endpoints
+        self._handlers = {path: self._guarded(endpoint) for path, endpoint in endpoints.items()}
 
-    def _endpoint(self, scope: Scope) -> ApiEndpoint | None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope.get("root_path"):
+    def _match(self, method: str, path: str) -> tuple[str, dict[str, str]] | None:
+        """The API path (`/chat/completions`, ...) and path parameters of a model call, else None."""
+        if method != "POST":
             return None
-        path: str = scope["path"]
         if path.startswith("/v1/"):
-            return self._endpoints.get(path[3:])
+            return (path[3:], {}) if path[3:] in self._endpoints else None
         if path.startswith("/r/"):
             parts = path.split("/", 4)  # "", "r", rollout, attempt, "v1/<api>"
-            if len(parts) == 5 and parts[2] and parts[3] and parts[4].startswith("v1/"):
-                endpoint = self._endpoints.get(parts[4][2:])
-                if endpoint is not None:
-                    scope["path_params"] = {"rollout": parts[2], "attempt": parts[3]}
-                return endpoint
+            api = parts[4][2:] if len(parts) == 5 and parts[4].startswith("v1/") else ""
+            if parts[2] and parts[3] and api in self._endpoints:
+                return api, {"rollout": parts[2], "attempt": parts[3]}
         return None
 
+    def model_route(self, method: str, path: str) -> tuple[ExchangeHandler, dict[str, str]] | None:
+        """The handler of a model call and its path parameters (None: not a model call)."""
+        found = self._match(method, path)
+        return None if found is None else (self._handlers[found[0]], found[1])
+
+    @staticmethod
+    def _guarded(endpoint: ApiEndpoint) -> ExchangeHandler:
+        async def serve(exchange: Exchange) -> None:
+            try:
+                await endpoint.serve(exchange)
+            except Exception as exc:  # an API-shaped 500 if nothing went out yet, then re-raised (logged)
+                if not exchange.started:
+                    body, status = _server_error_body(exchange.path, exc), 500
+                    await exchange.respond(status, [(b"content-type", b"application/json")], dumps(body))
+                raise
+
+        return serve
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        endpoint = self._endpoint(scope)
-        if endpoint is None:
+        found = None
+        if scope["type"] == "http" and not scope.get("root_path"):
+            found = self._match(scope["method"], scope["path"])
+        if found is None:
             await super().__call__(scope, receive, send)
             return
         scope["app"] = self
+        scope["path_params"] = found[1]
         started = False
 
         async def sending(message: Any) -> None:
@@ -155,7 +177,7 @@ class _DataPlane(Starlette):
             await send(message)
 
         try:
-            await endpoint(scope, receive, sending)
+            await self._endpoints[found[0]](scope, receive, sending)
         except Exception as exc:  # as Starlette's ServerErrorMiddleware: an API-shaped 500, then re-raised
             if not started:
                 await (await _server_error(Request(scope), exc))(scope, receive, send)
@@ -188,10 +210,21 @@ async def _http_error(request: Request, exc: Any) -> Response:
     return error_response(request.url.path, status, message, "not_found" if status == 404 else None)
 
 
+def _error_body(path: str, status: int, message: str, code: str | None = None) -> dict[str, Any]:
+    """An error in the format of the API `path` belongs to (Anthropic's for `/messages`, else OpenAI's)."""
+    anthropic = path.endswith(("/messages", "/messages/count_tokens"))
+    body = ADAPTERS.get("anthropic_messages").error_body(status, message, code) if anthropic else None
+    return body or openai_error(status, message, code)
+
+
+def _server_error_body(path: str, exc: Exception) -> dict[str, Any]:
+    message = f"internal error of the proxy: {type(exc).__name__}: {exc}"
+    return _error_body(path, 500, message, "internal_error")
+
+
 async def _server_error(request: Request, exc: Exception) -> Response:
     """The last resort: a bug still gets an API-shaped 500 (uvicorn logs the traceback)."""
-    message = f"internal error of the proxy: {type(exc).__name__}: {exc}"
-    return error_response(request.url.path, 500, message, "internal_error")
+    return JSONResponse(_server_error_body(request.url.path, exc), status_code=500)
 
 
 _HANDLERS = {404: _http_error, 405: _http_error, Exception: _server_error}

@@ -16,13 +16,22 @@ import json
 import math
 import re
 import zlib
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Protocol
 
 import orjson
 import zstandard
-from starlette.requests import Request
 
 from forge_eval.proxy._canonical import BadRequest
+
+
+class Readable(Protocol):
+    """A request whose body can be read: Starlette's `Request`, or an `Exchange`."""
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def stream(self) -> AsyncIterator[bytes]: ...
 
 
 def _limited(data: bytes, limit: int) -> bytes:
@@ -83,12 +92,15 @@ def _finite(text: str) -> float:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)  # one, not one per request
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+# a run of 19 digits, found as a substring of the body with every digit mapped to "0" and every other byte
+# to " ": ~4 µs for a 4 KB body, where the regular expression [0-9]{19} took ~60 µs
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_DIGITS = b"0" * 19
 
 
 def loads_json(raw: bytes) -> Any:
     """Strict JSON (see the module doc); `BadRequest` (400) names what is wrong."""
-    if not _LONG_DIGITS.search(raw):
+    if _LONG_DIGITS not in raw.translate(_DIGITS_ONLY):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:
@@ -109,7 +121,7 @@ def loads_json(raw: bytes) -> Any:
     return value
 
 
-async def read_body(request: Request, limit: int, timeout_s: float) -> bytes:
+async def read_body(request: Readable, limit: int, timeout_s: float) -> bytes:
     """The raw body, at most `limit` bytes (413) and arrived whole within `timeout_s` (408)."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
@@ -134,7 +146,7 @@ async def read_body(request: Request, limit: int, timeout_s: float) -> bytes:
     return b"".join(chunks)
 
 
-async def read_json(request: Request, limit: int, timeout_s: float) -> tuple[dict[str, Any], bytes]:
+async def read_json(request: Readable, limit: int, timeout_s: float) -> tuple[dict[str, Any], bytes]:
     """The JSON object of a request, and its raw (decompressed) bytes."""
     content_type = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
     if content_type != "application/json":

@@ -26,6 +26,7 @@ from typing_extensions import TypedDict  # pydantic reads typing.TypedDict only 
 from forge_eval.proxy._adapters import Adapter
 from forge_eval.proxy._body import read_json
 from forge_eval.proxy._canonical import BadRequest, CanonicalRequest
+from forge_eval.proxy._exchange import AsgiExchange, Exchange, Header
 from forge_eval.proxy._json import dumps
 from forge_eval.proxy._keys import parse_attempt, verify_key
 from forge_eval.proxy._rollouts import RolloutState
@@ -61,7 +62,7 @@ _ANSWER = TypeAdapter(_Answer)
 logger = logging.getLogger(__name__)
 
 
-def presented_key(request: Request) -> str | None:
+def presented_key(request: Request | Exchange) -> str | None:
     """The API key a client sent, as `x-api-key` (Anthropic) or `Authorization: Bearer` (OpenAI)."""
     key = request.headers.get("x-api-key")
     if key:
@@ -70,7 +71,7 @@ def presented_key(request: Request) -> str | None:
     return auth[7:].strip() if auth.lower().startswith("bearer ") else None
 
 
-def resolve_rollout(proxy: ProxyState, request: Request) -> RolloutState:
+def resolve_rollout(proxy: ProxyState, request: Request | Exchange) -> RolloutState:
     """The rollout a call belongs to, by path prefix or signed key; `BadRequest(401)` otherwise."""
     params = request.path_params
     key = presented_key(request)
@@ -100,45 +101,48 @@ def resolve_rollout(proxy: ProxyState, request: Request) -> RolloutState:
     return state
 
 
-async def send_json(send: Send, status: int, payload: dict[str, Any], headers: list | None = None) -> None:
-    data = dumps(payload)
-    start = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": start + (headers or [])})
-    await send({"type": "http.response.body", "body": data})
+async def send_json(
+    exchange: Exchange, status: int, payload: dict[str, Any], headers: list[Header] | None = None
+) -> None:
+    await exchange.respond(status, [(b"content-type", b"application/json"), *(headers or [])], dumps(payload))
 
 
 class ApiEndpoint:
-    """The ASGI endpoint of one API (chat, responses, anthropic, completions) for every rollout."""
+    """The endpoint of one API (chat, responses, anthropic, completions) for every rollout: served on an
+    `Exchange` by the proxy's own listener, and an ASGI app for any other server."""
 
     def __init__(self, proxy: ProxyState, adapter: Adapter) -> None:
         self.proxy = proxy
         self.adapter = adapter
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.serve(AsgiExchange(scope, receive, send))
+
+    async def serve(self, exchange: Exchange) -> None:
         t_received = time.time()
-        request = Request(scope, receive)
         proxy = self.proxy
         try:
-            state = resolve_rollout(proxy, request)
+            state = resolve_rollout(proxy, exchange)
             if proxy.paused:
                 retry = str(proxy.config.pause_retry_after_s).encode()
                 body = self.adapter.error_body(429, "the policy is being updated; retry shortly", "paused")
-                await send_json(send, 429, body, [(b"retry-after", retry)])
+                await send_json(exchange, 429, body, [(b"retry-after", retry)])
                 return
             if state.expired(t_received):
                 raise BadRequest(f"rollout {state.record.rollout_id!r} is past its deadline", 403, "deadline")
-            body, raw = await read_json(request, proxy.config.max_body_bytes, proxy.config.body_timeout_s)
+            body, raw = await read_json(exchange, proxy.config.max_body_bytes, proxy.config.body_timeout_s)
             canonical = self.adapter.parse(body, state.conversations)
             if not proxy.config.model_allowed(canonical.model):
                 raise BadRequest(f"the model {canonical.model!r} does not exist", 404, "model_not_found")
         except BadRequest as e:
-            await send_json(send, e.status, self.adapter.error_body(e.status, e.message, e.code), e.headers)
+            error = self.adapter.error_body(e.status, e.message, e.code)
+            await send_json(exchange, e.status, error, e.headers)
             return
-        call = _Call(proxy, self.adapter, state, request, body, raw, canonical, t_received)
+        call = _Call(proxy, self.adapter, state, exchange, body, raw, canonical, t_received)
         proxy.call_started()
         state.in_flight += 1
         try:
-            await call.run(receive, send)
+            await call.run()
         finally:
             state.in_flight -= 1
             proxy.call_ended()
@@ -150,7 +154,7 @@ class _Call:
         proxy: ProxyState,
         adapter: Adapter,
         state: RolloutState,
-        request: Request,
+        exchange: Exchange,
         body: dict[str, Any],
         raw: bytes,
         canonical: CanonicalRequest,
@@ -160,13 +164,14 @@ class _Call:
         self.adapter = adapter
         self.state = state
         self.canonical = canonical
+        self.exchange = exchange
         self.headers_sent = False
         self.hung_up = False
         rollout = state.record
         request_hash = hashlib.blake2b(raw, digest_size=12).hexdigest()
         call_id = os.urandom(16).hex()
         retry_of = state.remember_request(request_hash, call_id)
-        agent = request.headers.get("user-agent")
+        agent = exchange.headers.get("user-agent")
         harness = rollout.harness or next(
             (h for a, h in _HARNESS_BY_AGENT.items() if agent and a in agent), None
         )
@@ -179,7 +184,7 @@ class _Call:
             "request_hash": request_hash,
             "retry_of": retry_of,
             "api": adapter.api,
-            "path": request.scope["path"],
+            "path": exchange.path,
             "stream": canonical.stream,
             "user_agent": agent,
             "harness": harness,
@@ -190,13 +195,13 @@ class _Call:
             "served_request": {},
         }
 
-    async def run(self, receive: Receive, send: Send) -> None:
+    async def run(self) -> None:
         """Serve the call. The upstream is awaited in this task (no task or `asyncio.wait` per call: ~20 µs
         less); a watcher task notices a hang-up, which cancels the wait, and sends a slow stream's
         keep-alives. It is stopped before anything else is sent."""
         rollout, caller = self.state.record, asyncio.current_task()
         assert caller is not None
-        watcher = asyncio.create_task(self._watch(receive, send, caller))
+        watcher = asyncio.create_task(self._watch(caller))
         error: UpstreamError | None = None
         try:
             try:
@@ -218,37 +223,33 @@ class _Call:
                 error = UpstreamError("transport", f"upstream failed: {type(e).__name__}: {e}")
             watcher.cancel()
             if error is not None:
-                await self._fail(error, send)
+                await self._fail(error)
             else:
-                await self._deliver(result, send)
+                await self._deliver(result)
         finally:
             watcher.cancel()
 
-    async def _watch(self, receive: Receive, send: Send, caller: asyncio.Task) -> None:
+    async def _watch(self, caller: asyncio.Task) -> None:
         """Until cancelled: a hang-up cancels `caller`'s upstream wait; a stream gets its headers and a
         keep-alive each `keepalive_s` the upstream has not answered."""
         keepalive = self.proxy.config.keepalive_s if self.canonical.stream else None
-        while True:
-            if keepalive is None:
-                message = await receive()
-            else:
+        if keepalive is None:
+            await self.exchange.disconnected()
+        else:
+            while True:
                 try:
                     async with asyncio.timeout(keepalive):
-                        message = await receive()
+                        await self.exchange.disconnected()
+                    break
                 except TimeoutError:
                     if not self.headers_sent:
-                        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+                        await self.exchange.start_stream(_SSE_HEADERS)
                         self.headers_sent = True
-                    await send(
-                        {"type": "http.response.body", "body": self.adapter.keepalive, "more_body": True}
-                    )
-                    continue
-            if message["type"] == "http.disconnect":
-                self.hung_up = True
-                caller.cancel()
-                return
+                    await self.exchange.send_chunk(self.adapter.keepalive)
+        self.hung_up = True
+        caller.cancel()
 
-    async def _deliver(self, result: UpstreamResult, send: Send) -> None:
+    async def _deliver(self, result: UpstreamResult) -> None:
         response = result.response
         try:
             answer = _ANSWER.validate_python(
@@ -277,7 +278,7 @@ class _Call:
                 served_request=result.served_request,
                 endpoint=result.endpoint,
             )
-            await self._fail(failure, send)
+            await self._fail(failure)
             return
         returned = self.adapter.render(self.canonical, response)  # a stream carries the same content
         self.record.update(
@@ -289,18 +290,18 @@ class _Call:
         )
         await self._account(result.failures, answered=True)
         self.record["client_disconnected"] = self.hung_up
-        if not await self._write(send):
+        if not await self._write(answer_failure=True):
             return
         self.adapter.remember(self.canonical, response, self.state.conversations)
         if self.canonical.stream:
             if not self.headers_sent:
-                await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+                await self.exchange.start_stream(_SSE_HEADERS)
             data = b"".join(self.adapter.stream_events(self.canonical, response))
-            await send({"type": "http.response.body", "body": data, "more_body": False})
+            await self.exchange.send_chunk(data, end=True)
         else:
-            await send_json(send, 200, returned)
+            await send_json(self.exchange, 200, returned)
 
-    async def _fail(self, error: UpstreamError, send: Send) -> None:
+    async def _fail(self, error: UpstreamError) -> None:
         status = error.client_status
         body = self.adapter.error_body(status, error.message, error.kind)
         self.record.update(
@@ -313,15 +314,14 @@ class _Call:
             t_upstream_end=time.time(),
         )
         await self._account(error.failures, answered=False)
-        if await self._write(send):
-            await self._send_error(send, status, error.message, error.kind)
+        if await self._write(answer_failure=True):
+            await self._send_error(status, error.message, error.kind)
 
-    async def _send_error(self, send: Send, status: int, message: str, code: str | None) -> None:
+    async def _send_error(self, status: int, message: str, code: str | None) -> None:
         if self.headers_sent:
-            event = self.adapter.stream_error(status, message, code)
-            await send({"type": "http.response.body", "body": event, "more_body": False})
+            await self.exchange.send_chunk(self.adapter.stream_error(status, message, code), end=True)
         else:
-            await send_json(send, status, self.adapter.error_body(status, message, code))
+            await send_json(self.exchange, status, self.adapter.error_body(status, message, code))
 
     async def _account(self, failures: list[UpstreamFailure], answered: bool) -> None:
         """Count upstream failures (recovered ones too) on the call and on its rollout."""
@@ -339,15 +339,15 @@ class _Call:
             rollout.upstream_failures_last_at = failures[-1].at
             await self.proxy.writer.write_rollout(rollout)
 
-    async def _write(self, send: Send | None = None) -> bool:
-        """Write the call's record; on failure answer `send` with a 500 (when given) and return False."""
+    async def _write(self, answer_failure: bool = False) -> bool:
+        """Write the call's record; on failure answer a 500 (when `answer_failure`) and return False."""
         self.record["t_delivered"] = time.time()
         try:
             await self.proxy.writer.write_call(self.record)
         except RecordWriteError as e:
             logger.warning("call %s of %s not recorded: %s", self.record["call_id"], self.state.key, e)
-            if send is not None:
+            if answer_failure:
                 message = f"the proxy could not record this call, so it is not delivered: {e}"
-                await self._send_error(send, 500, message, "record_write_failed")
+                await self._send_error(500, message, "record_write_failed")
             return False
         return True

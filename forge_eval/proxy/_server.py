@@ -5,7 +5,8 @@ The data plane (harness-facing) and the control plane (admin) are two apps on tw
 one event loop so that they share the proxy's state without locks. Sockets are bound here, before uvicorn
 starts, so that a port in use is a clear error (uvicorn would `sys.exit`) and a Unix socket gets mode 0600
 before anyone can connect. The loop is uvloop's and the HTTP parser httptools: uvicorn picks them only in
-its own `run()`, not in `Server.serve()` on a loop someone else made, so the loop is made here.
+its own `run()`, not in `Server.serve()` on a loop someone else made, so the loop is made here. The data
+plane's connections are the proxy's own protocol (`_protocol`: model calls without uvicorn's ASGI cycle).
 """
 
 import asyncio
@@ -24,6 +25,7 @@ from typing import Any
 import uvicorn
 
 from forge_eval._net import tcp_socket
+from forge_eval.proxy._protocol import DataProtocol
 
 try:
     import uvloop
@@ -78,9 +80,12 @@ def url_of(sock: socket.socket) -> str:
 
 
 def _uvicorn_config(app: Any, access_log: bool = False) -> uvicorn.Config:
+    """The data plane (an app with `model_route`) is served by the proxy's own protocol, unless an access
+    log is asked for (uvicorn's protocol writes it); everything else by uvicorn's httptools protocol."""
+    fast = hasattr(app, "model_route") and not access_log
     return uvicorn.Config(
         app,
-        http="httptools",
+        http=DataProtocol if fast else "httptools",
         proxy_headers=False,  # nothing reads the client's address; skip the X-Forwarded-* middleware
         log_level="info" if access_log else "warning",
         access_log=access_log,

@@ -371,12 +371,20 @@ class RecordWriter:
         return RecordWriteError(self._io_error)
 
     def _append(self, key: tuple[str, int], fd: int, data: bytes) -> None:
-        start = os.lseek(fd, 0, os.SEEK_END)
+        """Where the line began is asked of the file only when a write fails: the end of the file less
+        what was written (O_APPEND, one writer per file), not with an `lseek` before every line."""
+        written = 0
         try:
-            _write_all(fd, data)
+            while written < len(data):
+                step = os.write(fd, data[written:] if written else data)
+                if step <= 0:
+                    raise OSError(errno.ENOSPC, "the file system accepted no more bytes")
+                written += step
         except OSError:
-            self._failed = (start, len(data))
+            self._failed = (0, len(data))
             try:
+                start = os.lseek(fd, 0, os.SEEK_END) - written
+                self._failed = (start, len(data))
                 os.ftruncate(fd, start)  # no torn line in front of the next record
             except OSError:
                 self._forget(key)  # reopening cuts the torn tail (see _fd)

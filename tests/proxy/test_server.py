@@ -343,14 +343,14 @@ main()
 """
 
 
-def test_the_cli_proxy_serves_from_uvloop_with_httptools(tmp_path):
+def test_the_cli_proxy_serves_from_uvloop_with_its_own_protocol(tmp_path):
     """`forge-eval proxy serve` itself (not only the helpers): the running data plane's loop is uvloop's
-    and its HTTP protocol uvicorn's httptools one. A spy around the pair of servers reports both once the
-    data plane has started, then asks it to stop."""
+    and its HTTP protocol the proxy's own httptools one (`_protocol.DataProtocol`). A spy around the pair
+    of servers reports both once the data plane has started, then asks it to stop."""
     pytest.importorskip("uvloop")
     argv = [sys.executable, "-c", CLI_SPY, "proxy", "serve", "--upstream", "http://127.0.0.1:9/v1"]
     argv += ["--port", "0", "--control-port", "0", "--records", str(tmp_path / "records")]
     env = {**os.environ, "FORGE_PROXY_SECRET": "s", "FORGE_PROXY_ADMIN_KEY": "a"}
     result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "serving on uvloop.Loop with HttpToolsProtocol" in result.stderr, result.stderr[-2000:]
+    assert "serving on uvloop.Loop with DataProtocol" in result.stderr, result.stderr[-2000:]
