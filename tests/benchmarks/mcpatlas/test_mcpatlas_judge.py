@@ -25,7 +25,6 @@ from inspect_ai.model import (
     GenerateConfig,
     ModelAPI,
     ModelOutput,
-    ModelUsage,
     get_model,
     modelapi,
 )
@@ -33,6 +32,7 @@ from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from forge_eval.benchmarks.mcpatlas import atlas_scorer, extract_claims, scores_module, select_tasks
+from tests.benchmarks._usage import counted
 from tests.benchmarks.mcpatlas import _scripted_judge
 
 REPO = Path(__file__).resolve().parents[3]
@@ -55,9 +55,8 @@ class ScriptedJudgeAPI(ModelAPI):
         self, input: list[ChatMessage], tools: list[ToolInfo], tool_choice: ToolChoice, config: GenerateConfig
     ) -> ModelOutput:
         _CONFIGS.append(config)
-        output = ModelOutput.from_content(self.model_name, _scripted_judge.reply(input[-1].text, _SEEN))
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        return output
+        text = _scripted_judge.reply(input[-1].text, _SEEN)
+        return counted(ModelOutput.from_content(self.model_name, text))
 
 
 @solver

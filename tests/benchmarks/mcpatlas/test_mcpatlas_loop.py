@@ -21,7 +21,6 @@ from inspect_ai.model import (
     GenerateConfig,
     ModelAPI,
     ModelOutput,
-    ModelUsage,
     get_model,
     modelapi,
 )
@@ -30,6 +29,7 @@ from inspect_ai.tool import ToolCall, ToolChoice, ToolInfo, tool
 
 from forge_eval.benchmarks.mcpatlas import atlas_agent
 from forge_eval.harnesses import HARNESSES
+from tests.benchmarks._usage import counted
 
 BAD_ARGUMENTS = '{"expression": "2+2"'  # the closing brace is missing
 _CALLS: list[list[ChatMessage]] = []
@@ -63,8 +63,7 @@ class ScriptedAgentAPI(ModelAPI):
             message = ChatMessageAssistant(content="", tool_calls=[call], model=self.model_name)
             choice = ChatCompletionChoice(message=message, stop_reason="tool_calls")
             output = ModelOutput(model=self.model_name, choices=[choice])
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        return output
+        return counted(output)
 
 
 @tool(name="calculator_calculate")
@@ -123,8 +122,7 @@ def test_another_harness_runs_the_task_without_upstreams_loop(upstream_trees: Pa
     }
     sample = Sample(id="t2", input="Say hi.", metadata=metadata)
     task = Task(dataset=[sample], solver=atlas_agent(HARNESSES.get("react")), message_limit=4)
-    submit = ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "hi"})
-    submit.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    submit = counted(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "hi"}))
     agent = get_model("mockllm/model", custom_outputs=[submit])
     [log] = inspect_eval(task, model=agent, log_dir=str(tmp_path / "logs"), display="none")
     assert log.status == "success", log.error
@@ -157,8 +155,7 @@ class SlowAgentAPI(ModelAPI):
             output = ModelOutput.from_content(self.model_name, "Done waiting.")
         else:
             output = ModelOutput.for_tool_call(self.model_name, "slow_wait", {"seconds": 60})
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-        return output
+        return counted(output)
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import zstandard
-from inspect_ai.model import ModelOutput, ModelUsage, get_model
+from inspect_ai.model import ModelOutput, get_model
 
 from forge_eval.benchmarks.qwenclawbench import (
     data_root,
@@ -33,6 +33,7 @@ from forge_eval.benchmarks.qwenclawbench import (
     upstream_tree,
 )
 from forge_eval.harnesses._openclaw import pointed_config
+from tests.benchmarks._usage import counted
 
 TREE = "SKYLENAGE-AI+QwenClawBench@e4eefcf"
 #: grade() reads the assistant's text in the whole transcript (hybrid, weights 0.4 / 0.6).
@@ -108,8 +109,7 @@ print(json.dumps(result.to_dict()))
 def _judge() -> Any:
     outputs = []
     for _ in range(2):
-        output = ModelOutput.from_content("mockllm/model", json.dumps(VERDICT))
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tiktoken download
+        output = counted(ModelOutput.from_content("mockllm/model", json.dumps(VERDICT)))
         outputs.append(output)
     return get_model("mockllm/model", custom_outputs=outputs)
 
