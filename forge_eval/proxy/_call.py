@@ -16,6 +16,7 @@ import hashlib
 import logging
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -197,11 +198,17 @@ class _Call:
 
     async def run(self) -> None:
         """Serve the call. The upstream is awaited in this task (no task or `asyncio.wait` per call: ~20 µs
-        less); a watcher task notices a hang-up, which cancels the wait, and sends a slow stream's
-        keep-alives. It is stopped before anything else is sent."""
+        less); a hang-up cancels that wait (a callback of the exchange, no watching task), and a slow
+        stream gets keep-alives. Both stop before anything else is sent."""
         rollout, caller = self.state.record, asyncio.current_task()
         assert caller is not None
-        watcher = asyncio.create_task(self._watch(caller))
+
+        def hung_up() -> None:
+            self.hung_up = True
+            caller.cancel()
+
+        unwatch = self.exchange.on_hangup(hung_up)
+        stop_keepalives = self._keepalives() if self.canonical.stream else None
         error: UpstreamError | None = None
         try:
             try:
@@ -221,33 +228,40 @@ class _Call:
                 error = e
             except Exception as e:  # an upstream bug must still answer the harness and leave a record
                 error = UpstreamError("transport", f"upstream failed: {type(e).__name__}: {e}")
-            watcher.cancel()
+            unwatch()
+            if stop_keepalives is not None:
+                stop_keepalives()
             if error is not None:
                 await self._fail(error)
             else:
                 await self._deliver(result)
         finally:
-            watcher.cancel()
+            unwatch()
+            if stop_keepalives is not None:
+                stop_keepalives()
 
-    async def _watch(self, caller: asyncio.Task) -> None:
-        """Until cancelled: a hang-up cancels `caller`'s upstream wait; a stream gets its headers and a
-        keep-alive each `keepalive_s` the upstream has not answered."""
-        keepalive = self.proxy.config.keepalive_s if self.canonical.stream else None
-        if keepalive is None:
-            await self.exchange.disconnected()
-        else:
+    def _keepalives(self) -> Callable[[], None]:
+        """Once the upstream has not answered a stream for `keepalive_s`, a task sends its 200 headers and
+        then a keep-alive event each `keepalive_s`; returns what stops them (no task for a prompt answer)."""
+        loop, period = asyncio.get_running_loop(), self.proxy.config.keepalive_s
+        beating: list[asyncio.Task] = []
+
+        async def beat() -> None:
             while True:
-                try:
-                    async with asyncio.timeout(keepalive):
-                        await self.exchange.disconnected()
-                    break
-                except TimeoutError:
-                    if not self.headers_sent:
-                        await self.exchange.start_stream(_SSE_HEADERS)
-                        self.headers_sent = True
-                    await self.exchange.send_chunk(self.adapter.keepalive)
-        self.hung_up = True
-        caller.cancel()
+                if not self.headers_sent:
+                    await self.exchange.start_stream(_SSE_HEADERS)
+                    self.headers_sent = True
+                await self.exchange.send_chunk(self.adapter.keepalive)
+                await asyncio.sleep(period)
+
+        timer = loop.call_later(period, lambda: beating.append(loop.create_task(beat())))
+
+        def stop() -> None:
+            timer.cancel()
+            for task in beating:
+                task.cancel()
+
+        return stop
 
     async def _deliver(self, result: UpstreamResult) -> None:
         response = result.response

@@ -5,7 +5,8 @@ answer's head and body written in one `transport.write`. Any other ASGI server, 
 (Starlette's TestClient, httpx's ASGITransport), reach the same endpoint through `AsgiExchange`.
 """
 
-from collections.abc import AsyncIterator, Mapping
+import asyncio
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Protocol
 
 from starlette.datastructures import Headers
@@ -27,8 +28,8 @@ class Exchange(Protocol):
         """The request body as it arrives (Starlette's `ClientDisconnect` when the client hangs up)."""
         ...
 
-    async def disconnected(self) -> None:
-        """Returns once the client has hung up (call after the body is read)."""
+    def on_hangup(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` if the client hangs up (once the body is read); returns what stops watching."""
         ...
 
     async def respond(self, status: int, headers: list[Header], body: bytes) -> None:
@@ -57,9 +58,13 @@ class AsgiExchange:
     def stream(self) -> AsyncIterator[bytes]:
         return Request(self.scope, self.receive).stream()
 
-    async def disconnected(self) -> None:
-        while (await self.receive())["type"] != "http.disconnect":
-            pass
+    def on_hangup(self, callback: Callable[[], None]) -> Callable[[], None]:
+        async def watch() -> None:
+            while (await self.receive())["type"] != "http.disconnect":
+                pass
+            callback()
+
+        return asyncio.get_running_loop().create_task(watch()).cancel
 
     async def respond(self, status: int, headers: list[Header], body: bytes) -> None:
         self.started = True

@@ -63,6 +63,7 @@ class _Exchange:
         self.more_body = True
         self.arrived: asyncio.Future[None] | None = None  # set when body bytes or the end arrive
         self.gone: asyncio.Future[None] | None = None  # set when the client hangs up
+        self.hangup_callbacks: list[Callable[[], None]] = []
         self.hung_up = False
         self.started = False  # the head went out
         self.complete = False
@@ -89,6 +90,9 @@ class _Exchange:
         self._wake()
         if self.gone is not None and not self.gone.done():
             self.gone.set_result(None)
+        for callback in self.hangup_callbacks:
+            callback()
+        self.hangup_callbacks.clear()
 
     async def next_chunk(self) -> bytes | None:
         """The next part of the body; None at its end; `ClientDisconnect` when the client hung up first."""
@@ -119,6 +123,18 @@ class _Exchange:
         if self.gone is None:
             self.gone = self.connection.loop.create_future()
         await self.gone
+
+    def on_hangup(self, callback: Callable[[], None]) -> Callable[[], None]:
+        if self.hung_up:
+            handle = self.connection.loop.call_soon(callback)
+            return handle.cancel
+        self.hangup_callbacks.append(callback)
+
+        def stop() -> None:
+            with contextlib.suppress(ValueError):
+                self.hangup_callbacks.remove(callback)
+
+        return stop
 
     # the answer side
     def _head(self, status: int, headers: list[Header], framing: bytes) -> bytes:
