@@ -104,7 +104,6 @@ class Service:
     declared with `@endpoint(method, path)`, or an `endpoints()` of their own."""
 
     name: ClassVar[str]
-    description: ClassVar[str]
     state_model: ClassVar[type[BaseModel]]
 
     def endpoints(self) -> list[Endpoint]:

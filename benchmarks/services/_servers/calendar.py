@@ -72,7 +72,6 @@ def _overlaps(a: Event, b: Event) -> bool:
 
 class CalendarService(Service):
     name = "calendar"
-    description = "the user's calendar"
     state_model = CalendarState
 
     @endpoint("GET", "/events")

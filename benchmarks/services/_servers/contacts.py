@@ -37,7 +37,6 @@ class ContactFields(BaseModel):
 
 class ContactsService(Service):
     name = "contacts"
-    description = "the user's address book"
     state_model = ContactsState
 
     @endpoint("GET", "/contacts")

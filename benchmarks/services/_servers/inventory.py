@@ -38,7 +38,6 @@ class NewOrder(BaseModel):
 
 class InventoryService(Service):
     name = "inventory"
-    description = "the office inventory and purchase orders"
     state_model = InventoryState
 
     @endpoint("GET", "/products")

@@ -28,7 +28,6 @@ class ArticleChanges(BaseModel):
 
 class KbService(Service):
     name = "kb"
-    description = "the company knowledge base"
     state_model = KbState
 
     @endpoint("GET", "/articles")

@@ -52,7 +52,6 @@ class SendRequest(BaseModel):
 
 class MailService(Service):
     name = "mail"
-    description = "the user's mailbox"
     state_model = MailState
 
     @endpoint("GET", "/messages")

@@ -70,7 +70,6 @@ class NewComment(BaseModel):
 
 class TicketsService(Service):
     name = "tickets"
-    description = "the helpdesk ticket system"
     state_model = TicketsState
 
     @endpoint("GET", "/tickets")
