@@ -2,9 +2,11 @@
 
 Runs `forge-eval ablate credit` with no options but `--out` (or reads an ablation that already ran there)
 and prints: wall time, CPU time of the command and its workers (so a loaded machine can be read: on an
-idle 2-core machine the wall time is about CPU / 2), the load average, the command's own output, and the
-criterion the defaults are chosen for: the best variant (highest mean final held-out success) reaches
-80% held-out success in at least 80% of its seeds. A bench, not a test: it takes minutes.
+idle 2-core machine the wall time is about CPU / 2), the idle tail (how long the last run trained alone
+after the other worker's last run ended, from the runs' finish times), the load average, the command's
+own output, and the criterion the defaults are chosen for: the best variant (highest mean final
+held-out success) reaches 80% held-out success in at least 80% of its seeds. A bench, not a test: it
+takes minutes.
 
     .venv/bin/python bench/ablation_learning.py [--out DIR] [--args "--loss-agg token-sum"]
 """
@@ -51,6 +53,10 @@ def main() -> None:
         f"wall {wall / 60:.1f} min; CPU {cpu / 60:.1f} min (command and workers); "
         f"CPU / 2 = {cpu / 120:.1f} min"
     )
+    # a run's run.json is written as it ends: with 2 workers, one core idles from the second-to-last end
+    ends = sorted(p.stat().st_mtime for p in args.out.glob("runs/*/*/run.json"))
+    if len(ends) >= 2:
+        print(f"idle tail: the last run trained alone for {ends[-1] - ends[-2]:.0f} s")
     data = json.loads((args.out / "ablation.json").read_text())
     for mode, summary in data["by_loss_agg"].items():
         variants = summary["variants"]

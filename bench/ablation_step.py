@@ -8,6 +8,8 @@ is the previous settings on today's code, a lower bound of the previous cost (th
 code's own figure, 1.65-2.43 s per step on the idle box). Each setting trains one run of each variant for
 `--steps` steps in this process, one after the other, one thread; the first evaluation is left out.
 CPU seconds (`time.process_time`) are printed beside wall seconds, so a loaded machine can be read.
+The third setting is today's defaults with Python's garbage-collector settings (before `collector_tuned`),
+whose CPU seconds in collections (`gc.callbacks`) are printed beside the tuned run's.
 
 The default command's time follows from the measured step: runs x (steps x s/step + evaluations) / jobs.
 
@@ -15,6 +17,7 @@ The default command's time follows from the measured step: runs x (steps x s/ste
 """
 
 import argparse
+import gc
 import os
 import shutil
 import tempfile
@@ -28,18 +31,39 @@ from forge_eval.training.ablation._run import Run
 PREVIOUS = {"sampling_batch": 1, "ppo_epochs": 4, "tasks_per_step": 8, "group_size": 4}
 
 
-def _measure(config: RunConfig, root: Path) -> tuple[float, float, float]:
-    """(wall s/step, CPU s/step, wall s per held-out evaluation) of one run of `config`."""
-    out = root / f"{config.variant}-{config.sampling_batch}-{config.ppo_epochs}"
+class _CollectorClock:
+    """CPU seconds this thread spends in garbage collections, from `gc.callbacks`."""
+
+    def __init__(self) -> None:
+        self.seconds, self._start = 0.0, 0.0
+        gc.callbacks.append(self._tick)
+
+    def _tick(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._start = time.thread_time()
+        else:
+            self.seconds += time.thread_time() - self._start
+
+
+def _measure(
+    config: RunConfig, root: Path, clock: _CollectorClock, tune_collector: bool
+) -> tuple[float, float, float, float]:
+    """(wall s/step, CPU s/step, wall s per held-out evaluation, collector CPU s/step) of one run."""
+    out = root / f"{config.variant}-{config.sampling_batch}-{config.ppo_epochs}-{tune_collector}"
     shutil.rmtree(out, ignore_errors=True)
-    run = Run(config, out)
-    t0, c0 = time.perf_counter(), time.process_time()
+    run = Run(config, out, tune_collector=tune_collector)
+    t0, c0, g0 = time.perf_counter(), time.process_time(), clock.seconds
     result = run.execute()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     steps = config.steps
     eval_wall = wall - result["seconds_per_step"] * steps
     shutil.rmtree(out, ignore_errors=True)
-    return result["seconds_per_step"], cpu / steps, eval_wall / len(result["eval"])
+    return (
+        result["seconds_per_step"],
+        cpu / steps,
+        eval_wall / len(result["eval"]),
+        (clock.seconds - g0) / steps,
+    )
 
 
 def main() -> None:
@@ -51,34 +75,42 @@ def main() -> None:
     args = parser.parse_args()
     defaults = AblationConfig()
     new = defaults.run_configs()[0]
-    settings = {
-        "previous (5dd21c4 settings)": replace(new, **PREVIOUS),
-        "today's defaults": new,
+    untuned = "defaults, Python's collector"
+    settings = {  # (config, tune_collector)
+        "previous (5dd21c4 settings)": (replace(new, **PREVIOUS), False),
+        untuned: (new, False),
+        "today's defaults": (new, True),
     }
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
-    rows: dict[str, dict[str, tuple[float, float, float]]] = {}
+    clock = _CollectorClock()
+    rows: dict[str, dict[str, tuple[float, float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for variant in args.variants.split(","):
-            for label, config in settings.items():
+            for label, (config, tune) in settings.items():
                 run_config = replace(config, variant=variant, steps=args.steps, eval_every=args.steps)
-                rows.setdefault(label, {})[variant] = _measure(run_config, Path(tmp))
+                rows.setdefault(label, {})[variant] = _measure(run_config, Path(tmp), clock, tune)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
-    print(f"{'setting':<28} {'variant':<10} {'rollouts/step':>13} {'s/step':>7} {'CPU s/step':>10}")
+    print(
+        f"{'setting':<30} {'variant':<10} {'rollouts/step':>13} {'s/step':>7} {'CPU s/step':>10} "
+        f"{'GC CPU s/step':>13}"
+    )
     for label, by_variant in rows.items():
-        config = settings[label]
-        for variant, (wall, cpu, _) in by_variant.items():
+        config = settings[label][0]
+        for variant, (wall, cpu, _, collector) in by_variant.items():
             rollouts = config.tasks_per_step * config.group_size
-            print(f"{label:<28} {variant:<10} {rollouts:>13} {wall:>7.3f} {cpu:>10.3f}")
+            print(f"{label:<30} {variant:<10} {rollouts:>13} {wall:>7.3f} {cpu:>10.3f} {collector:>13.3f}")
     mean = {
-        label: [sum(m[k] for m in by_variant.values()) / len(by_variant) for k in range(3)]
+        label: [sum(m[k] for m in by_variant.values()) / len(by_variant) for k in range(4)]
         for label, by_variant in rows.items()
     }
-    previous, today = mean["previous (5dd21c4 settings)"], mean["today's defaults"]
-    print(
-        f"mean over variants: previous {previous[0]:.3f} s/step ({previous[1]:.3f} CPU), today "
-        f"{today[0]:.3f} s/step ({today[1]:.3f} CPU): {previous[0] / today[0]:.2f}x wall, "
-        f"{previous[1] / today[1]:.2f}x CPU"
-    )
+    today = mean["today's defaults"]
+    for label in ("previous (5dd21c4 settings)", untuned):
+        before = mean[label]
+        print(
+            f"mean over variants: {label} {before[0]:.3f} s/step ({before[1]:.3f} CPU, "
+            f"{before[3]:.3f} in GC), today {today[0]:.3f} s/step ({today[1]:.3f} CPU, {today[3]:.3f} "
+            f"in GC): {before[0] / today[0]:.2f}x wall, {before[1] / today[1]:.2f}x CPU"
+        )
     # the default command's time from the measured steps: its runs shared by 2 workers, each run its
     # steps and its held-out evaluations
     runs = len(defaults.variants) * defaults.seeds * len(defaults.loss_agg)

@@ -30,6 +30,9 @@ from forge_eval.training.credit import CREDIT_VARIANTS
 ABLATION_FILE = "ablation.json"
 _POLICY_SETTINGS = ("lr", "ppo_epochs", "entropy_coeff", "min_lr_ratio")  # None: the policy's own
 CONFIG_FILE = "ablation-config.json"
+# a variant's step time relative to the others' (measured; 1 where absent): broadcast trains the planner's
+# and the subagent's tokens as well as the actions', three rows per rollout where the others train one
+STEP_COST = {"broadcast": 1.4}
 
 
 ABLATION_HARNESSES: Registry[str] = Registry("ablation harness")
@@ -118,6 +121,13 @@ class _Pace:
         return f"{self.done}/{self.total} runs, ETA {duration(left)}"
 
 
+def longest_first(configs: list[RunConfig]) -> list[RunConfig]:
+    """`configs` in the order the workers take them: the costliest variant's runs first, each variant's in
+    seed order. Longest-first leaves the short runs to fill in at the end, so that no worker sits idle
+    while the last long run finishes (in seed order a broadcast run can be the last to start)."""
+    return sorted(configs, key=lambda rc: -STEP_COST.get(rc.variant, 1.0))
+
+
 def run_dir(out: Path, config: RunConfig) -> Path:
     return out / "runs" / config.loss_agg / f"{config.variant}-seed{config.seed}"
 
@@ -168,7 +178,7 @@ def run_ablation(
         pace = _Pace(len(todo) + len(results), len(results))
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context) as pool:
-            futures = {pool.submit(_execute, rc, str(run_dir(out, rc))): rc for rc in todo}
+            futures = {pool.submit(_execute, rc, str(run_dir(out, rc))): rc for rc in longest_first(todo)}
             for future in as_completed(futures):
                 rc = futures[future]
                 results[rc] = future.result()
