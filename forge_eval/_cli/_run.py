@@ -18,7 +18,7 @@ from forge_eval.rundir import RunDir
 from forge_eval.runner import RunSpec, execute, plan_run
 
 # Measured with bench/quickstart_time.py --deterministic (README, Quick start).
-DETERMINISTIC_COST = "about 2.5x the time (the quick-start run: 33 min against 13 min, one thread, 2 cores)"
+DETERMINISTIC_COST = "about 5x the time (the quick-start run: 23 min against 5 min on 2 idle cores)"
 
 
 def run(
