@@ -28,7 +28,6 @@ _SYSTEM_CANDIDATES = {
 # Background networking off so that an offline run makes no requests of its own (and stays hermetic);
 # WebRTC only through the proxy, so that a page's UDP cannot reach an address the egress gate refuses.
 BASE_FLAGS = (
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
     "--no-first-run",

@@ -26,6 +26,13 @@ from forge_eval.benchmarks.services import WORLD_HEADER
 from forge_eval.benchmarks.web._actions import Action, ActionError, parse_action
 from forge_eval.benchmarks.web._config import BrowserConfig, find_executable, require_playwright
 from forge_eval.benchmarks.web._egress import EgressGate
+from forge_eval.benchmarks.web._launch import (
+    NO_USABLE_SANDBOX,
+    SANDBOX_HINT,
+    BrowserLaunch,
+    chromium_sandbox,
+    prepare_launch,
+)
 from forge_eval.benchmarks.web._policy import NetworkPolicy, Refused, origin
 from forge_eval.benchmarks.web._trajectory import Observation, Step, Trajectory
 
@@ -100,12 +107,14 @@ class BrowserCrashedError(ForgeError):
 class BrowserSession:
     """A Playwright driver and one launched browser, shared by the episodes of one event loop."""
 
-    _sessions: ClassVar[dict[tuple[int, str | None, tuple[str, ...]], BrowserSession]] = {}
+    _sessions: ClassVar[dict[tuple[int, str | None, tuple[str, ...], bool], BrowserSession]] = {}
 
-    def __init__(self, key: tuple[int, str | None, tuple[str, ...]]) -> None:
+    def __init__(self, key: tuple[int, str | None, tuple[str, ...], bool]) -> None:
         self._key = key
         self.playwright: Playwright | None = None
         self.browser: Browser | None = None
+        #: Who the browser runs as and its private folder (`_launch.py`), undone after it closed.
+        self.launch: BrowserLaunch | None = None
         self.users = 0
         self._lock = asyncio.Lock()
         self._closer: asyncio.TimerHandle | None = None
@@ -114,7 +123,7 @@ class BrowserSession:
     async def acquire(cls, config: BrowserConfig) -> BrowserSession:
         require_playwright()
         executable = find_executable(config)
-        key = (id(asyncio.get_running_loop()), executable, tuple(config.launch_args()))
+        key = (id(asyncio.get_running_loop()), executable, tuple(config.launch_args()), chromium_sandbox())
         session = cls._sessions.get(key)
         if session is None or (session.browser is not None and not session.browser.is_connected()):
             session = cls._sessions[key] = BrowserSession(key)
@@ -137,15 +146,24 @@ class BrowserSession:
                 return
             self.playwright = await async_playwright().start()
             try:
+                self.launch = prepare_launch(executable, self.playwright.chromium.executable_path)
                 self.browser = await self.playwright.chromium.launch(
-                    executable_path=executable, headless=True, args=config.launch_args()
+                    headless=True, args=config.launch_args(), **self.launch.options()
                 )
-            except Error as e:
+            except BaseException as e:
                 await self.playwright.stop()
                 self.playwright = None
+                if self.launch is not None:
+                    self.launch.close()
+                    self.launch = None
+                if not isinstance(e, Error):
+                    raise
+                sandbox = NO_USABLE_SANDBOX in e.message
                 raise BrowserCrashedError(
                     f"cannot launch the browser {executable or '(Playwright-managed)'}: {e.message}",
-                    hint="check the binary runs (`chromium-headless-shell --version`) or set $FORGE_BROWSER",
+                    hint=SANDBOX_HINT
+                    if sandbox
+                    else "check the binary runs (`chromium-headless-shell --version`) or set $FORGE_BROWSER",
                 ) from None
 
     async def release(self) -> None:
@@ -187,6 +205,9 @@ class BrowserSession:
                 except Exception as e:  # a crashed browser cannot be closed cleanly; nothing is lost
                     log.debug("closing the browser session: %s", e)
             self.browser = self.playwright = None
+            if self.launch is not None:
+                self.launch.close()
+                self.launch = None
 
 
 class WebEnv:

@@ -1,0 +1,287 @@
+"""Who the real browser runs as, read from /proc: an unprivileged uid with no capabilities, Chromium's own
+sandbox on (no `--no-sandbox`, seccomp on the renderers), and no way for a page to read a root-only file
+even where the navigation policy is bypassed."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from forge_eval.benchmarks.web import (
+    BrowserConfig,
+    BrowserCrashedError,
+    BrowserSession,
+    BrowserUnavailableError,
+    WebEnv,
+)
+from forge_eval.benchmarks.web._launch import NO_SANDBOX_ENV, NO_USABLE_SANDBOX
+from forge_eval.sandbox import SandboxSpec, python_ro_binds, start_sandbox
+from tests.benchmarks.web.conftest import LoopRunner
+
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not ROOT, reason="a root-only file and a uid to drop to need root")
+_NS_GET_OWNER_UID = 0xB704  # ioctl _IO(0xb7, 0x4): the uid that created a user namespace
+_OWN_USERNS = os.stat("/proc/self/ns/user").st_ino
+SECRET = "forge-root-only-7d2e"
+
+
+@dataclass
+class Proc:
+    """What /proc says about one browser process."""
+
+    pid: int
+    status: dict[str, str]
+    argv: list[str]
+    userns: int
+    userns_owner: int
+
+    @property
+    def args(self) -> list[str]:
+        """The command line's words (Chromium's child processes rewrite theirs into one string)."""
+        return " ".join(self.argv).split()
+
+    def ids(self, key: str) -> set[int]:
+        return {int(x) for x in self.status[key].split()}
+
+
+def _read(pid: int) -> Proc:
+    base = Path(f"/proc/{pid}")
+    status = dict(
+        line.split(":\t", 1) for line in (base / "status").read_text().splitlines() if ":\t" in line
+    )
+    argv = (base / "cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
+    fd = os.open(base / "ns" / "user", os.O_RDONLY)
+    try:
+        owner = int.from_bytes(fcntl.ioctl(fd, _NS_GET_OWNER_UID, bytes(4)), "little")
+    finally:
+        os.close(fd)
+    return Proc(
+        pid, {k: v.strip() for k, v in status.items()}, argv, os.stat(base / "ns" / "user").st_ino, owner
+    )
+
+
+def browser_processes() -> list[Proc]:
+    """Every Chromium process descended from this test process (a helper may exit while we look)."""
+    found = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" in child.name():
+                found.append(_read(child.pid))
+        except (psutil.NoSuchProcess, FileNotFoundError, ProcessLookupError):
+            continue
+    return found
+
+
+@pytest.fixture
+def files() -> Iterator[Path]:
+    """A folder anyone may enter with a root-only file (`secret.txt`, 0600) and a public one (0644)."""
+    folder = Path(tempfile.mkdtemp(prefix="forge-browser-test-"))
+    folder.chmod(0o755)
+    (folder / "secret.txt").write_text(SECRET)
+    (folder / "secret.txt").chmod(0o600)
+    (folder / "public.txt").write_text("anyone may read this")
+    (folder / "public.txt").chmod(0o644)
+    yield folder
+    for name in ("secret.txt", "public.txt"):
+        (folder / name).unlink()
+    folder.rmdir()
+
+
+def test_the_browser_runs_unprivileged_with_its_own_sandbox(
+    test_site: str, site_config: BrowserConfig, run: LoopRunner
+) -> None:
+    async def main() -> tuple[int | None, list[Proc]]:
+        async with WebEnv(site_config) as env:
+            obs = await env.start(test_site + "/")
+            assert obs.title == "Action test page" and obs.screenshot.startswith(b"\x89PNG")
+            assert env._session is not None and env._session.launch is not None
+            launch = env._session.launch
+            assert launch.sandbox and launch.env.keys() == {"HOME", "TMPDIR", "PATH", "LANG"}
+            user = launch.user
+            return (user.uid if user else None), browser_processes()
+
+    uid, procs = run(main())
+    assert (uid is not None) == ROOT
+    expected = uid if uid is not None else os.geteuid()
+    assert expected != 0
+    kinds = {next((a for a in p.args if a.startswith("--type=")), "browser") for p in procs}
+    assert {"browser", "--type=renderer", "--type=zygote"} <= kinds, kinds
+    for p in procs:
+        assert p.ids("Uid") == {expected} and p.ids("Gid") == {expected}, (p.argv[:2], p.status)
+        assert "--no-sandbox" not in p.args, p.argv
+        if ROOT:
+            assert p.status["Groups"] == "" and p.status["NoNewPrivs"] == "1", p.status
+        if p.userns == _OWN_USERNS:
+            for caps in ("CapInh", "CapPrm", "CapEff", "CapAmb"):
+                assert int(p.status[caps], 16) == 0, (caps, p.argv[:2], p.status[caps])
+        else:  # Chromium's namespace sandbox: a user namespace the browser's own uid made
+            assert p.userns_owner == expected, (p.argv[:2], p.userns_owner)
+    renderers = [p for p in procs if "--type=renderer" in p.args]
+    assert all(p.status["Seccomp"] == "2" for p in renderers), [p.status["Seccomp"] for p in renderers]
+
+
+@needs_root
+def test_a_page_cannot_read_a_root_only_file(
+    files: Path, site_config: BrowserConfig, run: LoopRunner
+) -> None:
+    """A context of the benchmark's browser without the navigation policy (as if a page got past it):
+    what stops it is the uid. The public file beside the secret one loads, so the check can fail."""
+    from playwright.async_api import Error
+
+    targets = [files / "secret.txt"]
+    shadow = Path("/etc/shadow")
+    if shadow.exists() and not shadow.stat().st_mode & stat.S_IROTH:
+        targets.append(shadow)
+
+    async def main() -> None:
+        session = await BrowserSession.acquire(site_config)
+        try:
+            assert session.browser is not None
+            context = await session.browser.new_context()
+            for target in targets:  # a fresh tab each: Chromium's error page commits after goto fails
+                page = await context.new_page()
+                with pytest.raises(Error, match="ERR_ACCESS_DENIED"):
+                    await page.goto(target.as_uri())
+                await page.close()
+            page = await context.new_page()
+            await page.goto((files / "public.txt").as_uri())
+            assert "anyone may read this" in await page.content()
+            # the page's own script fares no better than a navigation
+            read = await page.evaluate(
+                "u => fetch(u).then(r => r.text()).catch(e => 'refused: ' + e)",
+                (files / "secret.txt").as_uri(),
+            )
+            assert SECRET not in read
+            await context.close()
+        finally:
+            await session.release()
+
+    run(main())
+
+
+def test_the_sandbox_opt_out_warns_and_keeps_the_uid(
+    site_config: BrowserConfig,
+    run: LoopRunner,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv(NO_SANDBOX_ENV, "1")
+
+    async def main() -> list[Proc]:
+        session = await BrowserSession.acquire(site_config)
+        try:
+            assert session.launch is not None and not session.launch.sandbox
+            return [p for p in browser_processes() if "--no-sandbox" in p.args]
+        finally:
+            await session.release()
+            await session.close()
+
+    with caplog.at_level(logging.WARNING, logger="forge_eval.benchmarks.web._launch"):
+        procs = run(main())
+    assert procs, "with the opt-out, Chromium is launched with --no-sandbox"
+    if ROOT:
+        assert all(0 not in p.ids("Uid") for p in procs), [p.status["Uid"] for p in procs]
+    assert any(NO_SANDBOX_ENV in r.getMessage() for r in caplog.records)
+
+
+@needs_root
+def test_a_browser_the_unprivileged_uid_cannot_run_is_a_clear_error(run: LoopRunner, tmp_path: Path) -> None:
+    hidden = tmp_path / "private"  # under pytest's root-only tmp folder
+    hidden.mkdir(mode=0o700)
+    binary = hidden / "chromium"
+    binary.write_text('#!/bin/sh\nexec /usr/lib/chromium/chromium-headless-shell "$@"\n')
+    binary.chmod(0o755)
+
+    async def main() -> None:
+        await BrowserSession.acquire(BrowserConfig(executable=str(binary)))
+
+    with pytest.raises(
+        BrowserUnavailableError, match="cannot be run by an unprivileged user: .* not searchable"
+    ):
+        run(main())
+
+
+def test_no_user_namespaces_is_a_clear_error(run: LoopRunner) -> None:
+    """A stand-in binary that fails as Chromium does where its sandbox cannot start (no user namespaces
+    can be turned off for one test without affecting the whole host)."""
+    folder = Path(tempfile.mkdtemp(prefix="forge-browser-test-"))
+    try:
+        folder.chmod(0o755)
+        binary = folder / "chromium"
+        binary.write_text(
+            f"#!/bin/sh\necho '[1:1:FATAL:zygote_host_impl_linux.cc] {NO_USABLE_SANDBOX}!' >&2\nexit 1\n"
+        )
+        binary.chmod(0o755)
+
+        async def main() -> None:
+            await BrowserSession.acquire(BrowserConfig(executable=str(binary)))
+
+        with pytest.raises(BrowserCrashedError) as error:
+            run(main())
+        assert "user namespaces" in (error.value.hint or "") and NO_SANDBOX_ENV in (error.value.hint or "")
+    finally:
+        for child in folder.iterdir():
+            child.unlink()
+        folder.rmdir()
+
+
+# Run as a user that is not root, forge-eval has nobody to drop to: the browser runs as that user, with
+# Chromium's own sandbox on all the same. Printed as JSON from inside the sandbox below.
+_AS_USER = """
+import asyncio, json, os
+from forge_eval.benchmarks.web import BrowserConfig, BrowserSession, WebEnv
+from tests.benchmarks.web.test_browser_user import browser_processes
+
+async def main():
+    async with WebEnv(BrowserConfig()) as env:
+        obs = await env.start()
+        launch = env._session.launch
+        procs = [{"uid": sorted(p.ids("Uid")), "args": p.args, "seccomp": p.status["Seccomp"]}
+                 for p in browser_processes()]
+        out = {"euid": os.geteuid(), "user": launch.user, "sandbox": launch.sandbox, "procs": procs,
+               "png": obs.screenshot.startswith(b"\\x89PNG")}
+    await BrowserSession.close_all()
+    print(json.dumps(out))
+
+asyncio.run(main())
+"""
+
+
+@needs_root
+def test_run_by_a_user_that_is_not_root_the_browser_keeps_its_sandbox(
+    run: LoopRunner, tmp_path: Path
+) -> None:
+    """forge-eval itself run by an unprivileged user (here: in the project's sandbox, as its uid)."""
+    tests = Path(__file__).resolve().parents[2]
+    spec = SandboxSpec(
+        argv=[sys.executable, "-c", _AS_USER],
+        workdir=tmp_path,
+        env={"PYTHONPATH": str(tests.parent)},
+        ro_binds=[*python_ro_binds(), tests],
+        timeout_s=120,
+    )
+
+    async def main() -> Any:
+        sandbox = await start_sandbox(spec)
+        return await sandbox.wait()
+
+    result = run(main())
+    assert result.exit_code == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["euid"] != 0 and out["user"] is None and out["sandbox"] and out["png"]
+    assert {"--type=renderer", "--type=zygote"} <= {a for p in out["procs"] for a in p["args"]}
+    for p in out["procs"]:
+        assert p["uid"] == [out["euid"]] and "--no-sandbox" not in p["args"], p
+    assert all(p["seccomp"] == "2" for p in out["procs"] if "--type=renderer" in p["args"])
