@@ -121,11 +121,19 @@ def loads_json(raw: bytes) -> Any:
     return value
 
 
-async def read_body(request: Readable, limit: int, timeout_s: float) -> bytes:
-    """The raw body, at most `limit` bytes (413) and arrived whole within `timeout_s` (408)."""
+async def read_body(request: Readable, limit: int, timeout_s: float, arrived: bytes | None = None) -> bytes:
+    """The raw body, at most `limit` bytes (413) and arrived whole within `timeout_s` (408).
+
+    `arrived`: the whole body, when the server already holds it (the usual case): then nothing waits and no
+    timer is set (an `asyncio.timeout` costs ~10 µs, 3% of the proxy's CPU per call).
+    """
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
         raise BadRequest(f"request body is larger than the limit of {limit} bytes", 413, "request_too_large")
+    if arrived is not None:
+        if len(arrived) > limit:
+            raise BadRequest(f"request body is larger than the limit of {limit} bytes", 413, "request_too_large")
+        return arrived
     chunks: list[bytes] = []
     size = 0
     try:
@@ -146,12 +154,14 @@ async def read_body(request: Readable, limit: int, timeout_s: float) -> bytes:
     return b"".join(chunks)
 
 
-async def read_json(request: Readable, limit: int, timeout_s: float) -> tuple[dict[str, Any], bytes]:
-    """The JSON object of a request, and its raw (decompressed) bytes."""
+async def read_json(
+    request: Readable, limit: int, timeout_s: float, arrived: bytes | None = None
+) -> tuple[dict[str, Any], bytes]:
+    """The JSON object of a request, and its raw (decompressed) bytes (`arrived`: as in `read_body`)."""
     content_type = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
     if content_type != "application/json":
         raise BadRequest(f"Content-Type must be application/json, got {content_type!r}", 415)
-    raw = await read_body(request, limit, timeout_s)
+    raw = await read_body(request, limit, timeout_s, arrived)
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("", "identity"):
         raw = _decompress(raw, encoding, limit)

@@ -28,6 +28,11 @@ class Exchange(Protocol):
         """The request body as it arrives (Starlette's `ClientDisconnect` when the client hangs up)."""
         ...
 
+    def arrived_body(self) -> bytes | None:
+        """The whole request body if all of it has already arrived (taken: `stream` then yields nothing
+        more), else None."""
+        ...
+
     def on_hangup(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call `callback` if the client hangs up (once the body is read); returns what stops watching."""
         ...
@@ -57,6 +62,9 @@ class AsgiExchange:
 
     def stream(self) -> AsyncIterator[bytes]:
         return Request(self.scope, self.receive).stream()
+
+    def arrived_body(self) -> None:
+        return None  # ASGI hands the body over only through `receive`
 
     def on_hangup(self, callback: Callable[[], None]) -> Callable[[], None]:
         async def watch() -> None:

@@ -5,6 +5,7 @@ Rollout ids and attempts are matched whole (`fullmatch`) and as ASCII: `$` would
 `str.isdigit` accepts "²", which `int` then rejects.
 """
 
+import functools
 import hashlib
 import hmac
 import re
@@ -34,6 +35,7 @@ def sign_key(secret: str, rollout_id: str, attempt: int) -> str:
     return f"{_PREFIX}.{rollout_id}.{attempt}.{_mac(secret, rollout_id, attempt)}"
 
 
+@functools.lru_cache(maxsize=4096)  # every call checks its key: the HMAC is ~5 µs, a hit ~0.1 µs
 def verify_key(secret: str, key: str) -> tuple[str, int] | None:
     """(rollout_id, attempt) of a correctly signed key, None for anything else."""
     parts = key.split(".")

@@ -117,6 +117,15 @@ class _Exchange:
         while (data := await self.next_chunk()) is not None:
             yield data
 
+    def arrived_body(self) -> bytes | None:
+        if self.more_body or self.expect_continue:
+            return None
+        data = b"".join(self.chunks)
+        self.chunks.clear()
+        self.buffered = 0
+        self.connection.resume_reading()
+        return data
+
     async def disconnected(self) -> None:
         if self.hung_up:
             return
