@@ -34,9 +34,13 @@ class Readable(Protocol):
     def stream(self) -> AsyncIterator[bytes]: ...
 
 
+def _too_large(limit: int) -> BadRequest:
+    return BadRequest(f"request body is larger than the limit of {limit} bytes", 413, "request_too_large")
+
+
 def _limited(data: bytes, limit: int) -> bytes:
     if len(data) > limit:
-        raise BadRequest(f"request body is larger than the limit of {limit} bytes", 413, "request_too_large")
+        raise _too_large(limit)
     return data
 
 
@@ -129,11 +133,9 @@ async def read_body(request: Readable, limit: int, timeout_s: float, arrived: by
     """
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise BadRequest(f"request body is larger than the limit of {limit} bytes", 413, "request_too_large")
+        raise _too_large(limit)
     if arrived is not None:
-        if len(arrived) > limit:
-            raise BadRequest(f"request body is larger than the limit of {limit} bytes", 413, "request_too_large")
-        return arrived
+        return _limited(arrived, limit)
     chunks: list[bytes] = []
     size = 0
     try:
@@ -141,9 +143,7 @@ async def read_body(request: Readable, limit: int, timeout_s: float, arrived: by
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > limit:
-                    raise BadRequest(
-                        f"request body is larger than the limit of {limit} bytes", 413, "request_too_large"
-                    )
+                    raise _too_large(limit)
                 chunks.append(chunk)
     except TimeoutError:
         raise BadRequest(
