@@ -20,6 +20,7 @@ import httptools
 
 MAX_PER_ORIGIN = 256  # connections open to one server at once; more calls wait for one to come free
 CONNECT_TIMEOUT_S = 10.0
+_TICK_S = 0.05  # how often the time limits of answers in flight are checked (how late one may fire)
 
 
 class HttpClientError(Exception):
@@ -49,6 +50,7 @@ class _Connection(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)
         self.waiter: asyncio.Future[HttpAnswer] | None = None
         self.closed = False
+        self.deadline = 0.0  # loop time by which the answer in flight must be in (`HttpClient` checks it)
         self.generation = 0
         self.reusable = False
         self.received = False
@@ -122,6 +124,10 @@ class _Connection(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
+    def time_out(self) -> None:
+        self._fail(TimeoutError())
+        self.close()
+
 
 class HttpClient:
     """Requests to any number of servers, each over a pool of keep-alive connections.
@@ -140,6 +146,9 @@ class HttpClient:
         self._slots: dict[tuple[str, str, int], asyncio.Semaphore] = {}
         self._tls: ssl.SSLContext | None = None
         self._generation = 0  # bumped by `aclose`: connections of an earlier one are not pooled again
+        self._in_flight: set[_Connection] = set()  # connections awaiting an answer (`_check`)
+        self._ticking: asyncio.TimerHandle | None = None
+        self._ticking_loop: asyncio.AbstractEventLoop | None = None  # an app served again has a new loop
 
     def _target(self, method: str, url: str) -> _Target:
         target = self._targets.get((method, url))
@@ -175,11 +184,20 @@ class HttpClient:
         slots = self._slots.get(origin)
         if slots is None:
             slots = self._slots[origin] = asyncio.Semaphore(MAX_PER_ORIGIN)
-        async with asyncio.timeout(timeout), slots:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        if slots.locked():
+            async with asyncio.timeout_at(deadline):
+                await slots.acquire()
+        else:
+            await slots.acquire()  # free: no wait, so no timer
+        try:
             connection = self._take(origin)
             if connection is not None:
                 try:
-                    return self._settle(origin, connection, await connection.send(data))
+                    return self._settle(
+                        origin, connection, await self._answer(loop, connection, data, deadline)
+                    )
                 except HttpClientError:
                     if connection.received:
                         raise
@@ -187,12 +205,39 @@ class HttpClient:
                 except BaseException:
                     connection.close()  # cancelled or timed out mid-answer: the connection is unusable
                     raise
-            connection = await self._open(origin)
+            async with asyncio.timeout_at(deadline):
+                connection = await self._open(origin)
             try:
-                return self._settle(origin, connection, await connection.send(data))
+                return self._settle(origin, connection, await self._answer(loop, connection, data, deadline))
             except BaseException:
                 connection.close()
                 raise
+        finally:
+            slots.release()
+
+    async def _answer(
+        self, loop: asyncio.AbstractEventLoop, connection: _Connection, data: bytes, deadline: float
+    ) -> HttpAnswer:
+        """The answer to `data`, by `deadline` (`TimeoutError`). One timer of the client checks every answer
+        in flight each `_TICK_S`, rather than a timer per request: with uvloop, `asyncio.timeout` costs
+        ~10 µs and `call_at` ~4 µs a request, 1-3% of the proxy's CPU per call."""
+        if self._ticking_loop is not loop:  # those in flight on an earlier loop will never be answered
+            self._in_flight, self._ticking, self._ticking_loop = set(), None, loop
+        connection.deadline = deadline
+        self._in_flight.add(connection)
+        if self._ticking is None:
+            self._ticking = loop.call_later(_TICK_S, self._check, loop)
+        try:
+            return await connection.send(data)
+        finally:
+            self._in_flight.discard(connection)
+
+    def _check(self, loop: asyncio.AbstractEventLoop) -> None:
+        now = loop.time()
+        for connection in [c for c in self._in_flight if c.deadline <= now]:
+            self._in_flight.discard(connection)
+            connection.time_out()
+        self._ticking = loop.call_later(_TICK_S, self._check, loop) if self._in_flight else None
 
     def _take(self, origin: tuple[str, str, int]) -> _Connection | None:
         idle = self._idle.get(origin)
@@ -232,6 +277,9 @@ class HttpClient:
         """Close the idle connections (those in use close when their answer is in). The client stays
         usable, with new connections: an app served again runs on a new event loop."""
         self._generation += 1
+        if self._ticking is not None:
+            self._ticking.cancel()
+            self._ticking = None
         for idle in self._idle.values():
             while idle:
                 idle.pop().close()

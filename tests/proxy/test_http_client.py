@@ -142,3 +142,32 @@ def test_refused_silent_and_broken_servers_are_clear_errors() -> None:
         await client.aclose()
 
     asyncio.run(run())
+
+
+def test_an_answer_that_stalls_on_a_reused_connection_times_out_and_the_pool_recovers() -> None:
+    """The time limit of a request on a kept-alive connection is checked by the client's one periodic timer
+    (no timer per request): it still fires, about on time, and the stalled connection is not reused."""
+    calls = 0
+
+    async def second_stalls(request: bytes) -> tuple[bytes, bool]:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            await asyncio.sleep(30)
+        return _json_answer(b'{"n": %d}' % calls), False
+
+    async def run() -> None:
+        client = HttpClient()
+        loop = asyncio.get_running_loop()
+        async with RawServer(second_stalls) as url:
+            first = await client.request("POST", url + "/a", b"{}", 5)
+            t0 = loop.time()
+            with pytest.raises(TimeoutError):
+                await client.request("POST", url + "/a", b"{}", 0.3)
+            waited = loop.time() - t0
+            third = await client.request("POST", url + "/a", b"{}", 5)
+        await client.aclose()
+        assert first.body == b'{"n": 1}' and third.body == b'{"n": 3}'
+        assert 0.3 <= waited < 1.0
+
+    asyncio.run(run())
