@@ -4,6 +4,8 @@ Episodes on one event loop share a browser (`BrowserSession`): a context costs ~
 browser launch more, and Playwright objects are bound to the loop that created them (Inspect makes a new
 loop per `eval()`), so the session is keyed by loop and closed a few seconds after its last episode
 ends (`LINGER_S`: sequential samples then reuse it instead of restarting the driver, 0.5-4 s each).
+The browser runs unprivileged with Chromium's own sandbox on, offline inside the project's sandbox too
+(`_launch.py`); it, its sandbox and its files end with the session.
 
 Every request of an episode passes its `NetworkPolicy` (`_policy.py`): the context's router serves the
 benchmark's own sites itself (following their redirects hop by hop, each hop checked) and aborts what
@@ -27,7 +29,7 @@ from forge_eval.benchmarks.web._actions import Action, ActionError, parse_action
 from forge_eval.benchmarks.web._config import BrowserConfig, find_executable, require_playwright
 from forge_eval.benchmarks.web._egress import EgressGate
 from forge_eval.benchmarks.web._launch import (
-    NO_USABLE_SANDBOX,
+    SANDBOX_FAILURES,
     SANDBOX_HINT,
     BrowserLaunch,
     chromium_sandbox,
@@ -117,7 +119,7 @@ class BrowserSession:
         self.launch: BrowserLaunch | None = None
         self.users = 0
         self._lock = asyncio.Lock()
-        self._closer: asyncio.TimerHandle | None = None
+        self._closer: asyncio.Task[None] | None = None
 
     @classmethod
     async def acquire(cls, config: BrowserConfig) -> BrowserSession:
@@ -146,7 +148,9 @@ class BrowserSession:
                 return
             self.playwright = await async_playwright().start()
             try:
-                self.launch = prepare_launch(executable, self.playwright.chromium.executable_path)
+                self.launch = await prepare_launch(
+                    executable, self.playwright.chromium.executable_path, config.offline
+                )
                 self.browser = await self.playwright.chromium.launch(
                     headless=True, args=config.launch_args(), **self.launch.options()
                 )
@@ -154,11 +158,11 @@ class BrowserSession:
                 await self.playwright.stop()
                 self.playwright = None
                 if self.launch is not None:
-                    self.launch.close()
+                    await self.launch.close()
                     self.launch = None
                 if not isinstance(e, Error):
                     raise
-                sandbox = NO_USABLE_SANDBOX in e.message
+                sandbox = any(failure in e.message for failure in SANDBOX_FAILURES)
                 raise BrowserCrashedError(
                     f"cannot launch the browser {executable or '(Playwright-managed)'}: {e.message}",
                     hint=SANDBOX_HINT
@@ -174,12 +178,17 @@ class BrowserSession:
         if self.browser is None or not self.browser.is_connected():
             await self.close()
             return
-        loop = asyncio.get_running_loop()
-        self._closer = loop.call_later(LINGER_S, lambda: loop.create_task(self._close_if_unused()))
+        self._closer = asyncio.get_running_loop().create_task(self._linger())
 
-    async def _close_if_unused(self) -> None:
-        if self.users == 0:
-            await self.close()
+    async def _linger(self) -> None:
+        """Close the unused session after `LINGER_S`, or when the loop ends first: `asyncio.run` cancels
+        the tasks left and waits for them, so the browser's sandbox, uid and files never outlive it."""
+        try:
+            await asyncio.sleep(LINGER_S)
+        finally:
+            if self.users == 0 and self._closer is asyncio.current_task():
+                self._closer = None
+                await self.close()
 
     @classmethod
     async def close_all(cls) -> None:
@@ -206,7 +215,7 @@ class BrowserSession:
                     log.debug("closing the browser session: %s", e)
             self.browser = self.playwright = None
             if self.launch is not None:
-                self.launch.close()
+                await self.launch.close()
                 self.launch = None
 
 

@@ -4,17 +4,20 @@ even where the navigation policy is bypassed."""
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import logging
 import os
+import shutil
 import stat
+import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import psutil
 import pytest
@@ -26,14 +29,16 @@ from forge_eval.benchmarks.web import (
     BrowserUnavailableError,
     WebEnv,
 )
-from forge_eval.benchmarks.web._launch import NO_SANDBOX_ENV, NO_USABLE_SANDBOX
-from forge_eval.sandbox import SandboxSpec, python_ro_binds, start_sandbox
+from forge_eval.benchmarks.web._launch import NO_SANDBOX_ENV, SANDBOX_FAILURES
+from forge_eval.sandbox import SandboxUser, python_ro_binds, sandbox_user
 from tests.benchmarks.web.conftest import LoopRunner
 
 ROOT = os.geteuid() == 0
+CHECKOUT = Path(__file__).resolve().parents[3]
 needs_root = pytest.mark.skipif(not ROOT, reason="a root-only file and a uid to drop to need root")
 _NS_GET_OWNER_UID = 0xB704  # ioctl _IO(0xb7, 0x4): the uid that created a user namespace
-_OWN_USERNS = os.stat("/proc/self/ns/user").st_ino
+_OWN = {name: os.stat(f"/proc/self/ns/{name}").st_ino for name in ("user", "net", "mnt")}
+_OWN_USERNS = _OWN["user"]
 SECRET = "forge-root-only-7d2e"
 
 
@@ -46,6 +51,8 @@ class Proc:
     argv: list[str]
     userns: int
     userns_owner: int
+    netns: int
+    mntns: int
 
     @property
     def args(self) -> list[str]:
@@ -67,9 +74,8 @@ def _read(pid: int) -> Proc:
         owner = int.from_bytes(fcntl.ioctl(fd, _NS_GET_OWNER_UID, bytes(4)), "little")
     finally:
         os.close(fd)
-    return Proc(
-        pid, {k: v.strip() for k, v in status.items()}, argv, os.stat(base / "ns" / "user").st_ino, owner
-    )
+    ns = {name: os.stat(base / "ns" / name).st_ino for name in ("user", "net", "mnt")}
+    return Proc(pid, {k: v.strip() for k, v in status.items()}, argv, ns["user"], owner, ns["net"], ns["mnt"])
 
 
 def browser_processes() -> list[Proc]:
@@ -82,6 +88,24 @@ def browser_processes() -> list[Proc]:
         except (psutil.NoSuchProcess, FileNotFoundError, ProcessLookupError):
             continue
     return found
+
+
+async def only_this_browser() -> None:
+    """Close the loop's other browser sessions and wait until their processes are gone, so that what
+    `browser_processes()` finds next belongs to the browser the test starts."""
+    await BrowserSession.close_all()
+    for _ in range(100):
+        if not browser_processes():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"browser processes left: {[p.argv[:1] for p in browser_processes()]}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 @pytest.fixture
@@ -99,16 +123,23 @@ def files() -> Iterator[Path]:
     folder.rmdir()
 
 
+@pytest.mark.parametrize("offline", [True, False], ids=["offline", "online"])
 def test_the_browser_runs_unprivileged_with_its_own_sandbox(
-    test_site: str, site_config: BrowserConfig, run: LoopRunner
+    offline: bool, test_site: str, site_config: BrowserConfig, run: LoopRunner
 ) -> None:
+    """Offline it runs in the project's sandbox too (own mount and network namespaces); online it shares
+    the host's network for its egress gate."""
+    config = replace(site_config, offline=offline)
+
     async def main() -> tuple[int | None, list[Proc]]:
-        async with WebEnv(site_config) as env:
+        await only_this_browser()
+        async with WebEnv(config) as env:
             obs = await env.start(test_site + "/")
             assert obs.title == "Action test page" and obs.screenshot.startswith(b"\x89PNG")
             assert env._session is not None and env._session.launch is not None
             launch = env._session.launch
             assert launch.sandbox and launch.env.keys() == {"HOME", "TMPDIR", "PATH", "LANG"}
+            assert launch.confined == offline
             user = launch.user
             return (user.uid if user else None), browser_processes()
 
@@ -128,36 +159,70 @@ def test_the_browser_runs_unprivileged_with_its_own_sandbox(
                 assert int(p.status[caps], 16) == 0, (caps, p.argv[:2], p.status[caps])
         else:  # Chromium's namespace sandbox: a user namespace the browser's own uid made
             assert p.userns_owner == expected, (p.argv[:2], p.userns_owner)
+        assert (p.mntns != _OWN["mnt"]) == offline, p.argv[:2]  # only what the sandbox binds, offline
     renderers = [p for p in procs if "--type=renderer" in p.args]
     assert all(p.status["Seccomp"] == "2" for p in renderers), [p.status["Seccomp"] for p in renderers]
+    # offline, no network but its own loopback (Chromium gives its sandboxed processes their own anyway)
+    browser = next(p for p in procs if not any(a.startswith("--type=") for a in p.args))
+    assert (browser.netns != _OWN["net"]) == offline
+
+
+def test_the_browser_and_its_files_end_with_its_event_loop(
+    test_site: str, site_config: BrowserConfig
+) -> None:
+    """A loop that ends while its browser lingers for the next episode (Inspect's eval does) takes the
+    browser, its sandbox and its private folder with it."""
+    before = {p.pid for p in browser_processes()}
+
+    async def main() -> tuple[Path, set[int]]:
+        async with WebEnv(site_config) as env:
+            await env.start(test_site + "/")
+            assert env._session is not None and env._session.launch is not None
+            return env._session.launch.state, {p.pid for p in browser_processes()} - before
+
+    state, pids = asyncio.run(main())
+    assert pids and not state.exists()
+    for _ in range(100):
+        alive = [pid for pid in pids if _alive(pid)]
+        if not alive:
+            break
+        time.sleep(0.05)
+    assert not alive
 
 
 @needs_root
+@pytest.mark.parametrize("offline", [True, False], ids=["offline", "online"])
 def test_a_page_cannot_read_a_root_only_file(
-    files: Path, site_config: BrowserConfig, run: LoopRunner
+    offline: bool, files: Path, site_config: BrowserConfig, run: LoopRunner
 ) -> None:
-    """A context of the benchmark's browser without the navigation policy (as if a page got past it):
-    what stops it is the uid. The public file beside the secret one loads, so the check can fail."""
+    """A context of the benchmark's browser without the navigation policy (as if a page got past it).
+    Online what stops it is the uid: the public file beside the secret one loads, so the check can fail.
+    Offline the browser sees no host file at all, however readable."""
     from playwright.async_api import Error
 
-    targets = [files / "secret.txt"]
+    hidden = [files / "secret.txt"]
     shadow = Path("/etc/shadow")
     if shadow.exists() and not shadow.stat().st_mode & stat.S_IROTH:
-        targets.append(shadow)
+        hidden.append(shadow)
+    if offline:
+        hidden += [files / "public.txt", Path(__file__)]
 
     async def main() -> None:
-        session = await BrowserSession.acquire(site_config)
+        session = await BrowserSession.acquire(replace(site_config, offline=offline))
         try:
             assert session.browser is not None
             context = await session.browser.new_context()
-            for target in targets:  # a fresh tab each: Chromium's error page commits after goto fails
+            for target in hidden:  # a fresh tab each: Chromium's error page commits after goto fails
                 page = await context.new_page()
-                with pytest.raises(Error, match="ERR_ACCESS_DENIED"):
+                with pytest.raises(
+                    Error, match="ERR_ACCESS_DENIED|ERR_FILE_NOT_FOUND" if offline else "ERR_ACCESS_DENIED"
+                ):
                     await page.goto(target.as_uri())
                 await page.close()
             page = await context.new_page()
-            await page.goto((files / "public.txt").as_uri())
-            assert "anyone may read this" in await page.content()
+            shown = Path("/etc/os-release") if offline else files / "public.txt"  # what it may read
+            await page.goto(shown.as_uri())
+            assert shown.read_text()[:20] in await page.inner_text("body")
             # the page's own script fares no better than a navigation
             read = await page.evaluate(
                 "u => fetch(u).then(r => r.text()).catch(e => 'refused: ' + e)",
@@ -197,8 +262,11 @@ def test_the_sandbox_opt_out_warns_and_keeps_the_uid(
 
 
 @needs_root
-def test_a_browser_the_unprivileged_uid_cannot_run_is_a_clear_error(run: LoopRunner, tmp_path: Path) -> None:
-    hidden = tmp_path / "private"  # under pytest's root-only tmp folder
+@pytest.mark.parametrize("offline", [True, False], ids=["offline", "online"])
+def test_a_browser_the_unprivileged_uid_cannot_run_is_a_clear_error(
+    offline: bool, run: LoopRunner, tmp_path: Path
+) -> None:
+    hidden = tmp_path / "private"  # root-only: no other uid passes through it
     hidden.mkdir(mode=0o700)
     binary = hidden / "chromium"
     binary.write_text('#!/bin/sh\nexec /usr/lib/chromium/chromium-headless-shell "$@"\n')
@@ -221,7 +289,7 @@ def test_no_user_namespaces_is_a_clear_error(run: LoopRunner) -> None:
         folder.chmod(0o755)
         binary = folder / "chromium"
         binary.write_text(
-            f"#!/bin/sh\necho '[1:1:FATAL:zygote_host_impl_linux.cc] {NO_USABLE_SANDBOX}!' >&2\nexit 1\n"
+            f"#!/bin/sh\necho '[1:1:FATAL:zygote_host_impl_linux.cc] {SANDBOX_FAILURES[0]}!' >&2\nexit 1\n"
         )
         binary.chmod(0o755)
 
@@ -238,20 +306,22 @@ def test_no_user_namespaces_is_a_clear_error(run: LoopRunner) -> None:
 
 
 # Run as a user that is not root, forge-eval has nobody to drop to: the browser runs as that user, with
-# Chromium's own sandbox on all the same. Printed as JSON from inside the sandbox below.
+# Chromium's own sandbox on all the same, and offline in a bubblewrap sandbox of its own (the user's
+# namespaces). Printed as JSON from inside.
 _AS_USER = """
-import asyncio, json, os
+import asyncio, json, os, sys
 from forge_eval.benchmarks.web import BrowserConfig, BrowserSession, WebEnv
-from tests.benchmarks.web.test_browser_user import browser_processes
+from tests.benchmarks.web.test_browser_user import _OWN, browser_processes
 
 async def main():
-    async with WebEnv(BrowserConfig()) as env:
+    async with WebEnv(BrowserConfig(offline=sys.argv[1] == "offline")) as env:
         obs = await env.start()
         launch = env._session.launch
-        procs = [{"uid": sorted(p.ids("Uid")), "args": p.args, "seccomp": p.status["Seccomp"]}
+        procs = [{"uid": sorted(p.ids("Uid")), "args": p.args, "seccomp": p.status["Seccomp"],
+                  "own_net": p.netns == _OWN["net"], "own_mnt": p.mntns == _OWN["mnt"]}
                  for p in browser_processes()]
         out = {"euid": os.geteuid(), "user": launch.user, "sandbox": launch.sandbox, "procs": procs,
-               "png": obs.screenshot.startswith(b"\\x89PNG")}
+               "confined": launch.confined, "png": obs.screenshot.startswith(b"\\x89PNG")}
     await BrowserSession.close_all()
     print(json.dumps(out))
 
@@ -259,29 +329,43 @@ asyncio.run(main())
 """
 
 
+def _as_user(user: SandboxUser, argv: list[str]) -> list[str]:
+    """`argv` run as `user` on this host's files with root's home hidden (the interpreter may live there)
+    and the host's /proc as it is (a browser sandbox cannot mount its own under a masked one)."""
+    binds = ["--tmpfs", "/root"]
+    for path in python_ro_binds():
+        binds += [arg for parent in reversed(path.parents[:-1]) for arg in ("--dir", str(parent))]
+        binds += ["--ro-bind", str(path), str(path)]
+    return [
+        *("bwrap", "--die-with-parent", "--unshare-ipc", "--ro-bind", "/", "/", "--bind", "/proc", "/proc"),
+        *("--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", *binds, "--chdir", str(CHECKOUT), "--"),
+        *user.setpriv(shutil.which("setpriv") or "setpriv"),
+        *("/usr/bin/env", "-i", "HOME=/tmp", "PATH=/usr/bin:/bin", f"PYTHONPATH={CHECKOUT}", *argv),
+    ]
+
+
 @needs_root
-def test_run_by_a_user_that_is_not_root_the_browser_keeps_its_sandbox(
-    run: LoopRunner, tmp_path: Path
-) -> None:
-    """forge-eval itself run by an unprivileged user (here: in the project's sandbox, as its uid)."""
-    tests = Path(__file__).resolve().parents[2]
-    spec = SandboxSpec(
-        argv=[sys.executable, "-c", _AS_USER],
-        workdir=tmp_path,
-        env={"PYTHONPATH": str(tests.parent)},
-        ro_binds=[*python_ro_binds(), tests],
-        timeout_s=120,
-    )
-
-    async def main() -> Any:
-        sandbox = await start_sandbox(spec)
-        return await sandbox.wait()
-
-    result = run(main())
-    assert result.exit_code == 0, result.stderr[-3000:]
-    out = json.loads(result.stdout.strip().splitlines()[-1])
-    assert out["euid"] != 0 and out["user"] is None and out["sandbox"] and out["png"]
+@pytest.mark.parametrize("mode", ["offline", "online"])
+def test_run_by_a_user_that_is_not_root_the_browser_keeps_its_sandbox(mode: str) -> None:
+    """forge-eval itself run by an unprivileged user (a uid of the sandbox range, by setpriv)."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (scripts/setup.d/35-sandbox.sh)")
+    with sandbox_user() as user:
+        assert user is not None
+        done = subprocess.run(
+            _as_user(user, [sys.executable, "-c", _AS_USER, mode]),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["euid"] == user.uid and out["user"] is None and out["sandbox"] and out["png"]
+    assert out["confined"] == (mode == "offline")
     assert {"--type=renderer", "--type=zygote"} <= {a for p in out["procs"] for a in p["args"]}
     for p in out["procs"]:
-        assert p["uid"] == [out["euid"]] and "--no-sandbox" not in p["args"], p
+        assert p["uid"] == [user.uid] and "--no-sandbox" not in p["args"], p
+        assert p["own_mnt"] == (mode == "online"), p
+    browser = next(p for p in out["procs"] if not any(a.startswith("--type=") for a in p["args"]))
+    assert browser["own_net"] == (mode == "online")
     assert all(p["seccomp"] == "2" for p in out["procs"] if "--type=renderer" in p["args"])
