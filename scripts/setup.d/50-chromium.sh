@@ -3,7 +3,8 @@
 # Chromium and its headless shell (Playwright's own browser download is not reachable from CI), fonts so pages
 # and screenshots render text, tesseract for the text-only judge's OCR, and the `web` extra (Playwright's Python
 # driver, python-multipart for the sites' forms, backoff for the judges' upstream code) in the venv.
-# setpriv (util-linux) starts the browser as an unprivileged uid when run as root (benchmarks/web/_launch.py).
+# The browser runs unprivileged (benchmarks/web/_launch.py): offline in a bubblewrap sandbox, online dropped to
+# its uid by setpriv (util-linux).
 # Test-only: `make run` needs no browser.
 # Idempotent: skips apt and pip when everything is present.
 set -euo pipefail
@@ -11,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 VENV="${VENV:-.venv}"
 
-APT_PACKAGES=(chromium chromium-headless-shell fonts-dejavu-core fonts-liberation2 tesseract-ocr tesseract-ocr-eng util-linux)
+APT_PACKAGES=(chromium chromium-headless-shell fonts-dejavu-core fonts-liberation2 tesseract-ocr tesseract-ocr-eng util-linux bubblewrap)
 apt_install_missing browser "${APT_PACKAGES[@]}"
 
 if "$VENV/bin/python" -c "import playwright, multipart, backoff" 2>/dev/null; then
