@@ -52,9 +52,10 @@ class BrowserConfig:
         headless_shell: Prefer chromium-headless-shell (faster) over full Chromium (higher fidelity).
         width, height: Viewport in CSS pixels (the MolmoWeb protocol uses 1280x720).
         locale, timezone: Fixed so that dates and number formats do not depend on the host.
-        offline: Chromium resolves no name and reaches no address of its own; the benchmark's sites
-            (`host_map`, `local_origins`) are served through the context's router. Online, Chromium's
-            connections go through the episode's egress gate, which admits public addresses only.
+        offline: Chromium resolves no name and reaches no address of its own (it runs in the project's
+            sandbox, without a network); the benchmark's sites (`host_map`, `local_origins`) are served
+            through the context's router. Online, Chromium's connections go through the episode's egress
+            gate, which admits public addresses only.
         allowed_hosts: Online, the public hosts an episode may load (None = any public host).
         host_map: Real hostname -> local base URL; requests to the hostname are served by the local site
             while the address bar keeps the real URL (so official start URLs run against local clones).

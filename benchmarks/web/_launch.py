@@ -18,8 +18,8 @@ Chromium keeps Playwright's pipe (fds 3 and 4) across the wrapper's exec:
 
 Either way Chromium then starts its own sandbox (namespaces and seccomp for every renderer; it needs
 unprivileged user namespaces), and its environment is built from nothing (no launcher variable, no API
-key). `FORGE_BROWSER_NO_SANDBOX=1` turns Chromium's own sandbox off, still unprivileged, with a warning,
-for hosts without user namespaces.
+key). For hosts without user namespaces, `FORGE_BROWSER_NO_SANDBOX=1` turns Chromium's own sandbox off
+(and, for a user that is not root, bubblewrap, which needs them too), still unprivileged, with a warning.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ NO_SANDBOX_ENV = "FORGE_BROWSER_NO_SANDBOX"
 #: How Chromium (and bubblewrap, run by a user that is not root) say they cannot start their sandbox.
 SANDBOX_FAILURES = ("No usable sandbox", "bwrap: ")
 SANDBOX_HINT = (
-    "Chromium's sandbox needs unprivileged user namespaces (sysctl user.max_user_namespaces > 0; on "
+    "Chromium's sandbox (and bubblewrap run by a user that is not root) needs unprivileged user namespaces "
+    "(sysctl user.max_user_namespaces > 0; on "
     "Ubuntu 23.10+ also kernel.apparmor_restrict_unprivileged_userns=0; in a container, a seccomp "
     f"profile that allows them); where they cannot be had, {NO_SANDBOX_ENV}=1 runs the browser without "
     "its own sandbox (still as an unprivileged user)"
