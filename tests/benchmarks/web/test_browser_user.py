@@ -330,15 +330,16 @@ asyncio.run(main())
 
 
 def _as_user(user: SandboxUser, argv: list[str]) -> list[str]:
-    """`argv` run as `user` on this host's files with root's home hidden (the interpreter may live there)
-    and the host's /proc as it is (a browser sandbox cannot mount its own under a masked one)."""
-    binds = ["--tmpfs", "/root"]
-    for path in python_ro_binds():
+    """`argv` run as `user` on this host's files, root's home hidden but for the interpreter and this
+    checkout (either may live there), and the host's /proc as it is (a browser sandbox cannot mount its
+    own under a masked one)."""
+    binds = ["--bind", "/tmp", "/tmp", "--tmpfs", "/root"]
+    for path in [*python_ro_binds(), CHECKOUT]:
         binds += [arg for parent in reversed(path.parents[:-1]) for arg in ("--dir", str(parent))]
         binds += ["--ro-bind", str(path), str(path)]
     return [
         *("bwrap", "--die-with-parent", "--unshare-ipc", "--ro-bind", "/", "/", "--bind", "/proc", "/proc"),
-        *("--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp", *binds, "--chdir", str(CHECKOUT), "--"),
+        *("--dev", "/dev", *binds, "--chdir", str(CHECKOUT), "--"),
         *user.setpriv(shutil.which("setpriv") or "setpriv"),
         *("/usr/bin/env", "-i", "HOME=/tmp", "PATH=/usr/bin:/bin", f"PYTHONPATH={CHECKOUT}", *argv),
     ]
