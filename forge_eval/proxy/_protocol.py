@@ -62,7 +62,6 @@ class _Exchange:
         self.buffered = 0
         self.more_body = True
         self.arrived: asyncio.Future[None] | None = None  # set when body bytes or the end arrive
-        self.gone: asyncio.Future[None] | None = None  # set when the client hangs up
         self.hangup_callbacks: list[Callable[[], None]] = []
         self.hung_up = False
         self.started = False  # the head went out
@@ -88,8 +87,6 @@ class _Exchange:
     def lost(self) -> None:
         self.hung_up = True
         self._wake()
-        if self.gone is not None and not self.gone.done():
-            self.gone.set_result(None)
         for callback in self.hangup_callbacks:
             callback()
         self.hangup_callbacks.clear()
@@ -129,9 +126,17 @@ class _Exchange:
     async def disconnected(self) -> None:
         if self.hung_up:
             return
-        if self.gone is None:
-            self.gone = self.connection.loop.create_future()
-        await self.gone
+        gone: asyncio.Future[None] = self.connection.loop.create_future()
+
+        def hung_up() -> None:
+            if not gone.done():
+                gone.set_result(None)
+
+        stop = self.on_hangup(hung_up)
+        try:
+            await gone
+        finally:
+            stop()
 
     def on_hangup(self, callback: Callable[[], None]) -> Callable[[], None]:
         if self.hung_up:
