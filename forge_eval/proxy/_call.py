@@ -136,7 +136,7 @@ class ApiEndpoint:
                 exchange, config.max_body_bytes, config.body_timeout_s, exchange.arrived_body()
             )
             canonical = self.adapter.parse(body, state.conversations)
-            if not proxy.config.model_allowed(canonical.model):
+            if not config.model_allowed(canonical.model):
                 raise BadRequest(f"the model {canonical.model!r} does not exist", 404, "model_not_found")
         except BadRequest as e:
             error = self.adapter.error_body(e.status, e.message, e.code)
