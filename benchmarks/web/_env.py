@@ -179,6 +179,7 @@ class BrowserSession:
             await self.close()
             return
         self._closer = asyncio.get_running_loop().create_task(self._linger())
+        await asyncio.sleep(0)  # let it start: a task cancelled before its first step never runs its finally
 
     async def _linger(self) -> None:
         """Close the unused session after `LINGER_S`, or when the loop ends first: `asyncio.run` cancels
@@ -206,17 +207,19 @@ class BrowserSession:
         if self._sessions.get(self._key) is self:
             del self._sessions[self._key]
         async with self._lock:
-            for closer in (self.browser, self.playwright):
-                if closer is None:
-                    continue
-                try:
-                    await (closer.close() if closer is self.browser else closer.stop())  # type: ignore[union-attr]
-                except Exception as e:  # a crashed browser cannot be closed cleanly; nothing is lost
-                    log.debug("closing the browser session: %s", e)
-            self.browser = self.playwright = None
-            if self.launch is not None:
-                await self.launch.close()
-                self.launch = None
+            try:
+                for closer in (self.browser, self.playwright):
+                    if closer is None:
+                        continue
+                    try:
+                        await (closer.close() if closer is self.browser else closer.stop())  # type: ignore[union-attr]
+                    except Exception as e:  # a crashed browser cannot be closed cleanly; nothing is lost
+                        log.debug("closing the browser session: %s", e)
+            finally:  # also when the loop's shutdown cancels the close: the sandbox ends its processes
+                self.browser = self.playwright = None
+                launch, self.launch = self.launch, None
+                if launch is not None:
+                    await launch.close()
 
 
 class WebEnv:
