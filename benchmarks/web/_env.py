@@ -157,9 +157,7 @@ class BrowserSession:
             except BaseException as e:
                 await self.playwright.stop()
                 self.playwright = None
-                if self.launch is not None:
-                    await self.launch.close()
-                    self.launch = None
+                await self._end_launch()
                 if not isinstance(e, Error):
                     raise
                 sandbox = any(failure in e.message for failure in SANDBOX_FAILURES)
@@ -217,9 +215,13 @@ class BrowserSession:
                         log.debug("closing the browser session: %s", e)
             finally:  # also when the loop's shutdown cancels the close: the sandbox ends its processes
                 self.browser = self.playwright = None
-                launch, self.launch = self.launch, None
-                if launch is not None:
-                    await launch.close()
+                await self._end_launch()
+
+    async def _end_launch(self) -> None:
+        """End the browser's sandbox, free its uid and remove its files (once the browser has exited)."""
+        launch, self.launch = self.launch, None
+        if launch is not None:
+            await launch.close()
 
 
 class WebEnv:
