@@ -9,11 +9,14 @@ once the process has exited.
 
 Inside, the first process (`/run/forge/inner.sh`, root's, unreadable to the sandbox user) starts the port
 forwards as the sandbox user, waits until they listen, then replaces itself with `spec.argv` under a
-clean environment as that user (`setpriv`: no capabilities, no groups, no_new_privs).
+clean environment as that user (`setpriv`: no capabilities, no groups, no_new_privs). That environment
+(the rollout's key among it) is exported by the script, never put on a command line: any host uid can read
+every process's /proc/PID/cmdline.
 """
 
 import asyncio
 import os
+import re
 import shlex
 import shutil
 import tempfile
@@ -44,6 +47,7 @@ _ROOT_NAMESPACES = (
     "--unshare-cgroup-try",
 )
 _KEPT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # what the inner script can export
 
 
 @dataclass
@@ -128,6 +132,12 @@ def check(spec: SandboxSpec) -> None:
     for path in spec.ro_binds:
         if not Path(path).exists():
             raise UsageError(f"sandbox read-only bind {path} does not exist", hint="fix or drop the path")
+    for name in spec.env:
+        if not _SHELL_NAME.fullmatch(name):
+            raise UsageError(
+                f"sandbox environment variable name {name!r} is not a shell name",
+                hint="use letters, digits and _, not starting with a digit",
+            )
     for port in spec.forwards:
         if not 0 < int(port) < 65536:
             raise UsageError(f"sandbox forward port {port} is not a TCP port", hint="use 1..65535")
@@ -180,14 +190,19 @@ def _bwrap_argv(spec: SandboxSpec, bwrap: str, state: Path, user: SandboxUser | 
         argv += [mode, str(source), str(dest)]
     # the work directory is the sandbox user's: only that user enters it (`env -C` in the inner script)
     argv += ["--ro-bind", str(state), str(INNER), "--chdir", "/"]
-    return [*argv, "--", "/bin/sh", str(INNER / "inner.sh"), *spec.argv]
+    # `env -i`: the inner script starts with none of the launcher's variables, so it exports `env` alone
+    return [*argv, "--", "/usr/bin/env", "-i", "/bin/sh", str(INNER / "inner.sh"), *spec.argv]
 
 
 def _inner_script(
     forwards: Sequence[int], socat: str, env: dict[str, str], become: list[str], cwd: Path
 ) -> str:
     """The sandbox's first process: start the forward listeners, wait until they listen, exec the command
-    as the sandbox user, in `cwd`, with `env` only (so the command's exit status is the sandbox's)."""
+    as the sandbox user, in `cwd`, with `env` only (so the command's exit status is the sandbox's).
+
+    `env` is exported from this file (its owner's alone) rather than given to `env` as arguments, which
+    every host uid could read in /proc/PID/cmdline while they start the command. Values may hold any
+    character; names must be shell names (`check`)."""
     drop = shlex.join(become)
     lines = ["#!/bin/sh"]
     for port in forwards:
@@ -205,8 +220,9 @@ def _inner_script(
             "  sleep 0.01",
             "done",
         ]
-    assignments = [shlex.quote(f"{k}={v}") for k, v in env.items()]
-    run = ["/usr/bin/env", "-i", "-C", shlex.quote(str(cwd)), *assignments, '"$@"']
+    lines += [f"export {name}={shlex.quote(value)}" for name, value in env.items()]
+    unset = [] if "PWD" in env else ["-u", "PWD"]  # the one variable /bin/sh exports of its own
+    run = ["/usr/bin/env", *unset, "-C", shlex.quote(str(cwd)), '"$@"']
     lines.append(" ".join(["exec", *([drop] if drop else []), *run]))
     return "\n".join(lines) + "\n"
 
