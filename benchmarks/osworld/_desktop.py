@@ -3,19 +3,23 @@
 OSWorld runs the agent's actions and its in-VM server inside a VM. Here the VM is a sandbox of
 `forge_eval.sandbox` (bubblewrap, as every sandbox of the project): Xvfb, the session and AT-SPI buses,
 openbox, the apps, the agent's pyautogui code and the in-desktop server — upstream's own
-`desktop_env/server/main.py`, copied from the run's OSWorld tree to /home/user/server/ as in OSWorld's
-VM image and started as its systemd unit does — all run as one unprivileged uid of this desktop alone
+`desktop_env/server/main.py`, copied from the run's OSWorld tree and started as its systemd unit does —
+all run as one unprivileged uid of this desktop alone
 (no host account, no password, no capabilities, no_new_privs), in their own PID, network, IPC and mount
 namespaces and cgroup. The desktop sees /usr and /etc read-only (the shadow files hidden; its passwd
 names the uid `user`), its own /tmp and /run, a private home at /home/user (OSWorld's paths), the
-read-only tools folder (`_inside`, the desktop's site packages, a `python` command) and the font caches
+read-only tools folder (`_inside`, the in-desktop server, the site packages, a `python` command), the fonts
 — not /root, not this checkout or its runs, no host socket. Its network is its own loopback.
 
-The shared sandbox forwards ports outward (a sandbox port to a host target); a desktop needs the
-reverse, the host reaching its server (and VLC's HTTP interface). So the host opens listening sockets in
-its own network namespace and the sandbox inherits them (they survive bubblewrap and setpriv);
-`session.py` pipes each accepted connection to the port inside. Nothing in the desktop can reach a host
-port: it has no socket in the host's namespace to connect from.
+The grader reads the desktop through that server, and the agent's code runs as the server's own uid,
+so the channel must be one the agent cannot take over (`forge_eval.sandbox.PrivatePort`): the host
+reaches the server (and VLC's HTTP interface) by a loopback port that only this run's process may use,
+each connection opened by this process into the desktop's network namespace, and kept only while the
+server's port is still served by the socket it listened on at start (VLC's: by VLC). The server runs
+from the read-only tools folder, not dumpable (`_inside/serve.py`), and so does the session that holds
+the desktop together: the agent's uid can neither ptrace them nor take their sockets, and a server it
+kills or stops is a failed read, never a forged one. Nothing in the desktop can reach a host port: it has
+no socket in the host's namespace to connect from.
 
 A desktop leaves nothing: `stop()` ends every process of its sandbox and removes its state folder. A run
 killed with SIGKILL takes its sandboxes with it (bubblewrap's --die-with-parent) and leaves its state
@@ -33,7 +37,6 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -45,7 +48,16 @@ from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.osworld._client import HOME, DesktopClient
 from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._inside import INSIDE_DIR
-from forge_eval.sandbox import SandboxedCommand, SandboxLimits, SandboxSpec, sandbox_user, sandboxed_command
+from forge_eval.sandbox import (
+    NetworkNamespace,
+    PrivatePort,
+    SandboxedCommand,
+    SandboxLimits,
+    SandboxSpec,
+    sandbox_user,
+    sandboxed_command,
+    socket_holders,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -61,10 +73,12 @@ REQUIRED_PROGRAMS = {
     "dbus-daemon": "dbus",
 }
 SYSTEM_PYTHON = "/usr/bin/python3"
-#: Upstream's in-VM server in the OSWorld tree, and where OSWorld's VM image keeps it (its systemd unit
-#: `osworld_server.service` runs `python /home/user/server/main.py` as `user`, from /home/user).
+#: Upstream's in-VM server in the OSWorld tree (its systemd unit `osworld_server.service` runs
+#: `python /home/user/server/main.py` as `user`, from /home/user); here it runs from the read-only tools
+#: folder, where the agent cannot rewrite it, and writes its screenshots to the desktop's own /tmp.
 SERVER_DIR = Path("desktop_env/server")
 SERVER_AT = "server"
+SCREENSHOTS_AT = "/tmp/osworld-server-screenshots"
 #: Per-desktop state folders (home, tools, log, owner); a killed run's stay until the next start.
 STATE_ROOT = Path("/var/tmp/forge-osworld")
 #: Ports inside the desktop: OSWorld's server port and VLC's HTTP interface (`vlc_port`).
@@ -106,9 +120,12 @@ class LocalDesktop:
     uid: int = -1
     state: Path | None = None
     client: DesktopClient | None = None
-    #: In-desktop port -> host port that reaches it.
+    #: In-desktop port -> host port that reaches it (only from this process: `PrivatePort`).
     ports: dict[int, int] = field(default_factory=dict)
-    _listeners: list[socket.socket] = field(default_factory=list)
+    _channels: list[PrivatePort] = field(default_factory=list)
+    _network: NetworkNamespace | None = None
+    #: The socket the server listened on at start: the only one the host's requests may reach.
+    _server_socket: str | None = None
     _command: SandboxedCommand | None = None
     _proc: subprocess.Popen[bytes] | None = None
     _keeper: threading.Thread | None = None
@@ -147,22 +164,10 @@ class LocalDesktop:
         for sub in USER_DIRS:
             (home / sub).mkdir()
         tools = self._write_tools()
-        self._install_server(home)
-        forwards = []
-        for inner in (SERVER_PORT, VLC_PORT):
-            listener = socket.create_server(("127.0.0.1", 0))
-            self._listeners.append(listener)
-            self.ports[inner] = listener.getsockname()[1]
-            forwards.append(f"--forward={listener.fileno()}:{inner}")
-        session = [
-            SYSTEM_PYTHON,
-            str(tools / "session.py"),
-            f"--screen={self.width}x{self.height}",
-            *forwards,
-        ]
+        session = [SYSTEM_PYTHON, "-s", str(tools / "session.py"), f"--screen={self.width}x{self.height}"]
         # upstream's server, unchanged: `app.run(debug=True, host="0.0.0.0")` on Flask's port 5000, which
-        # in the sandbox's own network namespace is its loopback alone
-        server = [SYSTEM_PYTHON, f"{HOME}/{SERVER_AT}/main.py"]
+        # in the sandbox's own network namespace is its loopback alone; `-s`: no module from the home
+        server = [SYSTEM_PYTHON, "-s", str(tools / "serve.py"), str(tools / SERVER_AT / "main.py")]
         spec = SandboxSpec(
             argv=[*session, "--", *server],
             workdir=home,
@@ -175,24 +180,44 @@ class LocalDesktop:
         )
         self._command = asyncio.run(sandboxed_command(spec))
         self._spawn(self._command)
+        self._open_channels()
         self.client = DesktopClient("127.0.0.1", self.ports[SERVER_PORT])
         self.client.wait_ready(START_TIMEOUT, self._gone)
+        self._server_socket = self._network.listener(SERVER_PORT) if self._network else None
         # what a later start kills if this run dies without stopping the desktop
         namespace = next(filter(None, map(_pid_namespace, self.processes())), None)
         if namespace is not None:
             (self.state / "pidns").write_text(namespace)
 
-    def _install_server(self, home: Path) -> None:
-        """Copy the tree's in-VM server where OSWorld's image has it; the desktop user owns it, as in the
-        VM (the server writes its screenshots next to main.py)."""
+    def _open_channels(self) -> None:
+        """The host's ports to the server and to VLC, once the sandbox's network namespace exists."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while (pid := next(iter(self.processes()), None)) is None:
+            if (why := self._gone()) is not None or time.monotonic() > deadline:
+                raise ForgeError(f"the OSWorld desktop did not start: {why or 'no process in its sandbox'}")
+            time.sleep(0.02)
+        self._network = network = NetworkNamespace(pid)
+        checks = {SERVER_PORT: lambda inode: self._server_socket in (None, inode), VLC_PORT: self._is_vlc}
+        for inner, trusted in checks.items():
+            channel = PrivatePort(network.connector(inner, trusted))
+            self._channels.append(channel)
+            self.ports[inner] = channel.port
+
+    def _is_vlc(self, inode: str | None) -> bool:
+        """VLC's HTTP interface is served by VLC (not by a program the agent started in its place)."""
+        holders = socket_holders(inode, self.processes()) if inode is not None else []
+        return bool(holders) and all(_executable(pid) == "vlc" for pid in holders)
+
+    def _install_server(self, tools: Path) -> None:
+        """Copy the tree's in-VM server into the tools folder; its screenshots go to the desktop's /tmp."""
         source = (self.tree or data_root()) / SERVER_DIR
         if not (source / "main.py").is_file():
             raise ForgeError(
                 f"the OSWorld tree has no in-VM server at {source}/main.py",
                 hint="use a full OSWorld tree (--data-dir), not a copy of evaluation_examples/ alone",
             )
-        shutil.copytree(source, home / SERVER_AT, ignore=shutil.ignore_patterns("__pycache__"))
-        _set_modes(home / SERVER_AT)  # a shared tree may be read-only
+        shutil.copytree(source, tools / SERVER_AT, ignore=shutil.ignore_patterns("__pycache__"))
+        (tools / SERVER_AT / "screenshots").symlink_to(SCREENSHOTS_AT)
 
     def _write_tools(self) -> Path:
         """The read-only tools folder: the `_inside` programs, a copy of the site packages, and `python`
@@ -205,6 +230,7 @@ class LocalDesktop:
             shutil.copytree(self.site_dir, tools / "site", ignore=shutil.ignore_patterns("__pycache__"))
         (tools / "bin").mkdir()
         (tools / "bin" / "python").symlink_to(SYSTEM_PYTHON)
+        self._install_server(tools)
         _set_modes(tools)
         return tools
 
@@ -247,7 +273,6 @@ class LocalDesktop:
                         stdout=out,
                         stderr=out,
                         env=command.env,
-                        pass_fds=[s.fileno() for s in self._listeners],
                         start_new_session=True,
                     )
             except BaseException as exc:
@@ -288,9 +313,13 @@ class LocalDesktop:
             self._command = None
         if self.uid >= 0:
             _kill_uid(self.uid)  # a process that left the sandbox's cgroup would still be the uid's
-        for listener in self._listeners:
-            listener.close()
-        self._listeners.clear()
+        for channel in self._channels:
+            channel.close()
+        self._channels.clear()
+        if self._network is not None:
+            self._network.close()
+            self._network = None
+        self._server_socket = None
         self.ports.clear()
         if self.state is not None:
             shutil.rmtree(self.state, ignore_errors=True)
@@ -376,6 +405,12 @@ def clean_leftovers() -> list[str]:
             subprocess.run(["userdel", "--remove", "--force", user.pw_name], capture_output=True)
             removed.append(f"host user {user.pw_name} (uid {user.pw_uid}, processes {pids}, home {HOME})")
     return removed
+
+
+def _executable(pid: int) -> str | None:
+    with contextlib.suppress(OSError):
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+    return None
 
 
 def _pid_namespace(pid: int) -> str | None:

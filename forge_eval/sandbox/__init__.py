@@ -7,11 +7,14 @@
 - `sandboxed_command(spec) -> SandboxedCommand`: the same confinement as a command line, for a process
   someone else launches with pipes (an MCP stdio server, a desktop); `sandbox_user()` shares one user
   between sandboxes over one work directory.
+- `PrivatePort(NetworkNamespace(pid).connector(port))`: a host loopback port only this run may use,
+  carrying each connection into a sandbox's network namespace, to a server the grader can trust.
 - The rollout contract (`RolloutSpec` -> `RolloutCommand` -> `Verdict` -> `RolloutOutcome`) that
   benchmarks, harnesses and the trainer's rollout backends share.
 """
 
 from forge_eval.sandbox._binds import python_ro_binds
+from forge_eval.sandbox._channel import NetworkNamespace, PrivatePort, UntrustedListener, socket_holders
 from forge_eval.sandbox._command import SandboxedCommand, sandboxed_command
 from forge_eval.sandbox._rollout import (
     RolloutCommand,
@@ -28,6 +31,8 @@ from forge_eval.sandbox._spec import SandboxLimits, SandboxSpec
 from forge_eval.sandbox._user import SandboxUser, sandbox_user
 
 __all__ = [
+    "NetworkNamespace",
+    "PrivatePort",
     "RolloutCommand",
     "RolloutOutcome",
     "RolloutProgram",
@@ -40,11 +45,13 @@ __all__ = [
     "SandboxStatus",
     "SandboxUser",
     "SandboxedCommand",
+    "UntrustedListener",
     "Verdict",
     "Verifier",
     "proxy_env",
     "python_ro_binds",
     "sandbox_user",
     "sandboxed_command",
+    "socket_holders",
     "start_sandbox",
 ]

@@ -1,14 +1,14 @@
-"""The desktop session: display, session bus, AT-SPI, window manager, port forwards, the in-desktop server.
+"""The desktop session: display, session bus, AT-SPI, window manager, the in-desktop server.
 
 The first program of a desktop, run by Debian's python3 as the desktop user (inside the desktop's
 sandbox, or as a container's command):
 
-    python3 session.py --screen 1920x1080 [--forward FD:PORT ...] -- SERVER_ARGV...
+    python3 session.py --screen 1920x1080 -- SERVER_ARGV...
 
-Each `--forward FD:PORT` is a listening socket the host opened in its own network namespace and passed
-in; every connection accepted on it is piped to 127.0.0.1:PORT here. So the host reaches the server (and
-VLC's HTTP interface) while nothing in the desktop can reach the host's ports. The session ends when the
-server exits or on SIGTERM; the sandbox's PID namespace then takes every process of the desktop with it.
+The session ends when the server exits or on SIGTERM; the sandbox's PID namespace then takes every
+process of the desktop with it. It makes itself not dumpable first: the agent's code runs as the same
+uid, and must not be able to ptrace the session into outliving its server (and so keep a desktop whose
+server it replaced). The host reaches the server from outside (`PrivatePort`), not through this process.
 The environment (DISPLAY, XDG_RUNTIME_DIR, DBUS_SESSION_BUS_ADDRESS, ...) comes from the caller.
 """
 
@@ -16,17 +16,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
+import ctypes
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 
 AT_SPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
-_CHUNK = 65536
+PR_SET_DUMPABLE = 4
 
 
 def _log(message: str) -> None:
@@ -86,54 +85,30 @@ def start_desktop(width: int, height: int) -> None:
     _background(["openbox"])
 
 
-async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(ConnectionError, OSError):
-        while data := await reader.read(_CHUNK):
-            writer.write(data)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()
+def not_dumpable() -> None:
+    """No process of this uid may ptrace this one, read its memory or take its descriptors from now on."""
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise SystemExit(f"desktop session: prctl(PR_SET_DUMPABLE) failed: {os.strerror(ctypes.get_errno())}")
 
 
-async def _forward(listener: socket.socket, port: int) -> asyncio.Server:
-    """Pipe every connection accepted on `listener` to 127.0.0.1:`port` of this network namespace."""
-
-    async def accept(client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
-        try:
-            server_r, server_w = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            client_w.close()
-            return
-        await asyncio.gather(_pump(client_r, server_w), _pump(server_r, client_w))
-        for writer in (client_w, server_w):
-            writer.close()
-
-    return await asyncio.start_server(accept, sock=listener)
-
-
-async def serve(forwards: list[tuple[int, int]], server_argv: list[str]) -> int:
-    """Run the server with the forwards until it exits or SIGTERM; its exit status."""
-    listeners = [await _forward(socket.socket(fileno=fd), port) for fd, port in forwards]
+async def serve(server_argv: list[str]) -> int:
+    """Run the server until it exits or SIGTERM; its exit status."""
     server = await asyncio.create_subprocess_exec(*server_argv, stdin=subprocess.DEVNULL)
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, server.terminate)
-    code = await server.wait()
-    for listener in listeners:
-        listener.close()
-    return code
+    return await server.wait()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="start an OSWorld desktop session and its server")
     parser.add_argument("--screen", default="1920x1080", help="WIDTHxHEIGHT")
-    parser.add_argument("--forward", action="append", default=[], metavar="FD:PORT")
     parser.add_argument("server", nargs="+", help="the in-desktop server's argv (after --)")
     args = parser.parse_args()
     width, height = (int(n) for n in args.screen.split("x"))
-    forwards = [(int(fd), int(port)) for fd, port in (f.split(":") for f in args.forward)]
+    not_dumpable()
     start_desktop(width, height)
     _log(f"display {os.environ['DISPLAY']} up; serving with {' '.join(args.server)}")
-    sys.exit(asyncio.run(serve(forwards, args.server)))
+    sys.exit(asyncio.run(serve(args.server)))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ nothing."""
 from __future__ import annotations
 
 import io
+import re
 import os
 import tomllib
 from pathlib import Path
@@ -24,10 +25,16 @@ def test_server_endpoints_and_clean_stop(osworld_root: Path, desktop_ready: None
     client, uid, state = desktop.client, desktop.uid, desktop.state
     try:
         url = client.url
-        # upstream's in-VM server, unchanged, where OSWorld's image keeps it, run by the desktop user
-        served = (desktop.home / "server/main.py").read_bytes()
-        assert served == (osworld_root / "desktop_env/server/main.py").read_bytes()
-        assert (desktop.home / "server/main.py").stat().st_uid == uid
+        # upstream's in-VM server, unchanged, in the read-only tools folder (root's), run by the desktop user
+        main = state / "tools/server/main.py"
+        assert main.read_bytes() == (osworld_root / "desktop_env/server/main.py").read_bytes()
+        assert main.stat().st_uid == main.parent.stat().st_uid == 0
+        # the session and the server (Werkzeug's reloader and its serving child) run as the desktop user,
+        # not dumpable: their /proc entries are root's, so no process of that uid may trace them
+        held = [p for p in desktop.processes() if re.search(rb"/(serve|session)\.py\0", _cmdline(p))]
+        assert len(held) == 3, [_cmdline(p) for p in desktop.processes()]
+        assert {_uid_of(str(p)) for p in held} == {uid}
+        assert {Path(f"/proc/{p}/fd").stat().st_uid for p in held} == {0}
         assert len(httpx.get(f"{url}/cursor_position", timeout=10).json()) == 2  # upstream's alone
         shot = Image.open(io.BytesIO(httpx.get(f"{url}/screenshot", timeout=30).content))
         assert shot.size == (1920, 1080)
@@ -53,6 +60,13 @@ def test_server_endpoints_and_clean_stop(osworld_root: Path, desktop_ready: None
     assert not state.exists()
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"{url}/platform", timeout=2)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _uid_of(pid: str) -> int | None:
