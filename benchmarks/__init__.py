@@ -18,6 +18,7 @@ import forge_eval.benchmarks.webvoyager  # noqa: F401  (each registers itself)
 from forge_eval.benchmarks._acquire import DataSource, locate_data
 from forge_eval.benchmarks._benchmark import (
     BENCHMARKS,
+    RUN_SET_OPTIONS,
     SAMPLING_KEYS,
     Benchmark,
     OfficialSettings,
@@ -38,6 +39,7 @@ from forge_eval.benchmarks._task import benchmark_task, sample_agent
 __all__ = [
     "BENCHMARKS",
     "JUDGE_ROLE",
+    "RUN_SET_OPTIONS",
     "SAMPLING_KEYS",
     "Benchmark",
     "DataSource",

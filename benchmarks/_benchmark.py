@@ -16,9 +16,11 @@ its protocol) whose entry is a `Benchmark` subclass with:
   `subset.skipped` and never scored 0; when nothing can run, `NothingRunnableError` (exit 2) says why.
 - `task_function(seed=, harness=, **options) -> Task` -- the Inspect `@task` function, one task per
   seed; it ends in `benchmark_task(...)`, which owns the harness lookup, `GenerateConfig(seed=)` and the
-  task metadata. With `--data-dir DIR` the runner passes `data_dir=<absolute DIR as str>` among the
-  options (and to the selection); a benchmark that reads external data sets `accepts_data_dir = True`,
-  the others refuse the option with a clear error.
+  task metadata. Its parameters other than seed and harness are the run's valid `-T` options
+  (`task_options`): the runner refuses any other before it creates anything. With `--data-dir DIR`
+  the runner passes `data_dir=<absolute DIR as str>` among the options (and to the selection); a
+  benchmark that reads external data sets `accepts_data_dir = True`, the others refuse the option with
+  a clear error.
 - `judge: JudgeSetup | None` -- the LLM judge: `forge-eval run --judge MODEL` (default:
   `official.judge_model`) binds the Inspect model role `official.judge_role`; scorers call the judge
   through the setup. `judge_info(judge_model)` (from the setup: `prompt_sha256`, `settings`) is
@@ -192,6 +194,11 @@ def own_elements(
     }
 
 
+#: Task arguments the runner passes itself (`Benchmark.task(seed=, harness=)`), never as task options:
+#: each names the `forge-eval run` option that sets it.
+RUN_SET_OPTIONS: Mapping[str, str] = {"seed": "--seeds and --seed-base", "harness": "--harness"}
+
+
 class Benchmark:
     """A benchmark: the tasks a run chooses, its Inspect task per seed, and its official settings."""
 
@@ -241,6 +248,13 @@ class Benchmark:
         """One Inspect task for one seed; `seed` must reach the model's sampling."""
         return type(self).task_function(seed=seed, harness=harness, **options)
 
+    def task_options(self) -> list[str] | None:
+        """The options `task` takes (`forge-eval run -T KEY=VALUE`), read from the task function's
+        signature so that they never drift from it; seed and harness are left out (the run sets them).
+        None when the function takes **kwargs (any option)."""
+        names = _parameters(type(self).task_function)
+        return None if names is None else [n for n in names if n not in RUN_SET_OPTIONS]
+
     def judge_info(self, judge_model: str) -> dict[str, Any]:
         """What identifies the judge setup besides its model: `prompt_sha256`, `settings`, ..."""
         return self.judge.info() if self.judge is not None else {}
@@ -285,10 +299,16 @@ class Benchmark:
 BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
 
 
-def _accepted(function: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
-    """The options `function` takes by name (all of them when it takes **kwargs)."""
+def _parameters(function: Callable[..., Any]) -> list[str] | None:
+    """The names `function` takes by keyword, in order; None when it takes **kwargs (any name)."""
     parameters = inspect.signature(function).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return dict(options)
-    names = {p.name for p in parameters}
-    return {k: v for k, v in options.items() if k in names}
+        return None
+    by_name = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return [p.name for p in parameters if p.kind in by_name]
+
+
+def _accepted(function: Callable[..., Any], options: dict[str, Any]) -> dict[str, Any]:
+    """The options `function` takes by name (all of them when it takes **kwargs)."""
+    names = _parameters(function)
+    return dict(options) if names is None else {k: v for k, v in options.items() if k in names}

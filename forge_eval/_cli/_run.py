@@ -41,6 +41,7 @@ def run(
     data_dir: Path | None,
     deterministic: bool,
     no_sandbox: bool,
+    shared_run_dir: bool,
     step_budget: str | None,
     task_args: tuple[str, ...],
 ) -> None:
@@ -66,6 +67,7 @@ def run(
         data_dir=data_dir,
         deterministic=deterministic,
         no_sandbox=no_sandbox,
+        shared_run_dir=shared_run_dir,
         out=out or Path("runs") / benchmark,
         command=shlex.join(["forge-eval", *sys.argv[1:]]),
     )

@@ -79,6 +79,12 @@ from forge_eval._lazy import lazy_command
     help="Run harness programs (codex, claude-code, openclaw) directly on this host, without the local "
     "sandbox: unisolated, for debugging only.",
 )
+@click.option(
+    "--shared-run-dir",
+    is_flag=True,
+    help="Create the run directory with the umask's modes, readable by other users. By default only this "
+    "user may read it (0700, files 0600): its logs hold the transcripts and the model's answers.",
+)
 @step_budget_option(
     "Also report every metric as if each trajectory were cut at N model turns (budgets.json, report)."
 )

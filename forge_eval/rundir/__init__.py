@@ -9,6 +9,8 @@
 - `TRIAL_COLUMNS`, `write_trials` and `read_trials`: trials.csv, one row per task x seed x epoch.
 - `ToolSpec` and `TOOL_SPECS_KEY`: how a sample's service tools touch their services, recorded in its
   metadata (`tool_specs_metadata`) and read back by behavioral analysis (`read_tool_specs`).
+- `make_private`: the run's logs, records and files readable by this uid only (`PRIVATE_DIR_MODE`,
+  `PRIVATE_FILE_MODE`), since they hold transcripts and the model's answers.
 - `write_json` / `write_text`: the one atomic writer (temporary file, then rename), NaN-safe for JSON.
 
 Filling a protocol record (in a `Benchmark.protocol(run)`; compare like with like: a file with the same
@@ -29,6 +31,7 @@ file, a built text with the text the run sent)::
 """
 
 from forge_eval._files import json_safe, write_json, write_text
+from forge_eval.rundir._access import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, make_private
 from forge_eval.rundir._paths import RunDir
 from forge_eval.rundir._protocol import (
     ELEMENTS,
@@ -74,6 +77,8 @@ from forge_eval.rundir._trials import (
 __all__ = [
     "ELEMENTS",
     "LOG_FILE",
+    "PRIVATE_DIR_MODE",
+    "PRIVATE_FILE_MODE",
     "REQUIRED_COLUMNS",
     "TOOL_SPECS_KEY",
     "TRIAL_COLUMNS",
@@ -100,6 +105,7 @@ __all__ = [
     "element",
     "json_safe",
     "load_results",
+    "make_private",
     "metadata_columns",
     "metric_order",
     "problems",

@@ -21,6 +21,7 @@ from forge_eval.harnesses import HARNESSES, ExternalHarness, harness_settings
 from forge_eval.models import EMBEDDED_MODELS
 from forge_eval.reports import build_report
 from forge_eval.rundir import (
+    PRIVATE_DIR_MODE,
     JudgeInfo,
     ProtocolRecord,
     ReferenceScores,
@@ -28,6 +29,7 @@ from forge_eval.rundir import (
     RunResults,
     SkippedTask,
     SubsetInfo,
+    make_private,
     write_json,
     write_results,
     write_trials,
@@ -106,16 +108,24 @@ def _previous_seeds(spec: RunSpec, harness: str) -> list[int]:
 def _claim_run_dir(spec: RunSpec, harness: str) -> None:
     """Create the run directory and record the run in it (seeds accumulate over invocations).
 
-    A directory that cannot be created or written is a usage error, and whatever this call created
-    is removed again.
+    Unless `spec.shared_run_dir`, only this uid may read it: a directory this call creates (or finds
+    empty) is made 0700 before anything is written into it, and logs/ is made 0700 before Inspect writes
+    there (`make_private`). A directory that cannot be created or written is a usage error, and whatever
+    this call created is removed again.
     """
-    marker = RunDir(spec.out).run_marker
+    run = RunDir(spec.out)
     identity = _identity(spec, harness)
     seeds = sorted(set(_previous_seeds(spec, harness)) | set(spec.seeds))
     created = _missing_ancestors(spec.out)
     try:
+        fresh = bool(created) or not any(spec.out.iterdir())
         spec.out.mkdir(parents=True, exist_ok=True)
-        write_json(marker, {"identity": identity, "seeds": seeds})
+        if fresh and not spec.shared_run_dir:
+            spec.out.chmod(PRIVATE_DIR_MODE)  # mkdir's mode is cut by the umask; chmod's is not
+        write_json(run.run_marker, {"identity": identity, "seeds": seeds})
+        if not spec.shared_run_dir:
+            run.logs.mkdir(exist_ok=True)
+            make_private(run)
     except OSError as e:
         for path in created:
             shutil.rmtree(path, ignore_errors=True)
@@ -194,9 +204,13 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
             failure = model.chat_failure()
             if failure is not None:
                 break
-    if failure is not None:
-        raise _stopped(plan, model.label, failure)
-    return summarize_run(plan, model.label)
+    try:
+        if failure is not None:
+            raise _stopped(plan, model.label, failure)
+        return summarize_run(plan, model.label)
+    finally:
+        if not spec.shared_run_dir:
+            make_private(RunDir(spec.out))  # what Inspect, the proxies and the summary wrote
 
 
 def agent_settings(spec: RunSpec, model_label: str) -> dict[str, Any]:

@@ -1,15 +1,16 @@
 """Validate and resolve a `RunSpec` before anything is created: defaults, data, judge, model.
 
-Every check a user can fail (unknown names, `--data-dir` a benchmark does not take, a missing judge,
-a bad model or key) runs here, so a refused run leaves no directory behind.
+Every check a user can fail (unknown names, a `-T` option the benchmark's task does not take,
+`--data-dir` a benchmark does not take, a missing judge, a bad model or key) runs here, so a refused
+run leaves no directory behind.
 """
 
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from forge_eval._errors import ForgeError, UsageError
-from forge_eval.benchmarks import BENCHMARKS, Benchmark
+from forge_eval._errors import ForgeError, UnknownNameError, UsageError
+from forge_eval.benchmarks import BENCHMARKS, RUN_SET_OPTIONS, Benchmark
 from forge_eval.harnesses import HARNESSES, harness_settings
 from forge_eval.models import EMBEDDED_MODELS
 from forge_eval.runner._model import check_embedded_model_args, check_model
@@ -53,6 +54,7 @@ def plan_run(spec: RunSpec) -> RunPlan:
     benchmark = BENCHMARKS.get(spec.benchmark)
     harness = spec.harness or benchmark.default_harness
     HARNESSES.get(harness)
+    _check_task_options(spec.task_options, benchmark)
     with harness_settings(sandbox=not spec.no_sandbox):  # a harness needs bwrap unless --no-sandbox
         _check_requirements(benchmark, harness)
     notes: list[str] = []
@@ -109,6 +111,18 @@ def _check_requirements(benchmark: Benchmark, harness_name: str) -> None:
             f"cannot run '{benchmark.name}' with harness '{harness_name}' here:\n  - "
             + "\n  - ".join(missing)
         )
+
+
+def _check_task_options(options: dict[str, Any], benchmark: Benchmark) -> None:
+    """Refuse a `-T` option the benchmark's task function does not take (or one the run sets itself):
+    the function would raise a TypeError only once the run directory exists."""
+    for key, flag in RUN_SET_OPTIONS.items():
+        if key in options:
+            raise UsageError(f"-T {key}: the run sets each task's {key}; use {flag} instead")
+    valid = benchmark.task_options()
+    unknown = [key for key in options if valid is not None and key not in valid]
+    if unknown:
+        raise UnknownNameError(f"{benchmark.name} task option", unknown[0], valid or [])
 
 
 def _data_dir(data_dir: Path | None, benchmark: Benchmark) -> Path | None:

@@ -37,6 +37,8 @@ class RunSpec:
         deterministic: Serve the embedded model in its exactly repeatable mode (slower).
         no_sandbox: Run harness programs (codex, claude-code, openclaw) as plain host processes instead of
             in the local sandbox (`--no-sandbox`; unisolated, for debugging).
+        shared_run_dir: Leave the run directory's modes to the umask (`--shared-run-dir`) instead of
+            making it readable by this uid only (`forge_eval.rundir.make_private`).
         command: The exact command line, recorded for reproducibility.
     """
 
@@ -59,6 +61,7 @@ class RunSpec:
     data_dir: Path | None = None
     deterministic: bool = False
     no_sandbox: bool = False
+    shared_run_dir: bool = False
     command: str = ""
 
     @property
