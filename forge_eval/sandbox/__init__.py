@@ -3,7 +3,8 @@
 - `start_sandbox(SandboxSpec(...)) -> Sandbox` runs one process tree under bubblewrap as an unprivileged
   user of its own: read-only system, one writable work directory, own PID/network namespaces, `forwards`
   as the only reachable ports, `SandboxLimits` by cgroup or rlimit; `Sandbox.wait()` / `.logs()` /
-  `.stop()`, `SandboxResult`. `python_ro_binds()` lists what a sandbox needs to run this Python.
+  `.stop()`, `SandboxResult`. `python_ro_binds()` lists what a sandbox needs to run this Python and
+  forge_eval's runtime; no sandbox shows forge_eval's other packages (benchmarks: answer keys, judges).
 - `sandboxed_command(spec) -> SandboxedCommand`: the same confinement as a command line, for a process
   someone else launches with pipes (an MCP stdio server, a desktop); `sandbox_user()` shares one user
   between sandboxes over one work directory.

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from forge_eval._errors import ForgeError, UsageError
-from forge_eval.sandbox import _cgroups, _user
+from forge_eval.sandbox import _binds, _cgroups, _user
 from forge_eval.sandbox._bridge import Bridge, parse_target
 from forge_eval.sandbox._cgroups import Mechanism
 from forge_eval.sandbox._spec import SandboxLimits, SandboxSpec
@@ -188,6 +188,10 @@ def _bwrap_argv(spec: SandboxSpec, bwrap: str, state: Path, user: SandboxUser | 
                 made.add(parent)
                 argv += ["--dir", str(parent)]
         argv += [mode, str(source), str(dest)]
+    # forge_eval's non-runtime packages (every benchmark's answer keys) stay hidden wherever the system
+    # (a /usr/local install) or a bind (a regular install's venv) would show them: an empty tmpfs over each
+    for source, dest in [(Path("/usr"), Path("/usr")), *((s, d) for s, d, _ in binds)]:
+        argv += [arg for hidden in _binds.hidden_under(source, dest) for arg in ("--tmpfs", str(hidden))]
     # the work directory is the sandbox user's: only that user enters it (`env -C` in the inner script)
     argv += ["--ro-bind", str(state), str(INNER), "--chdir", "/"]
     # `env -i`: the inner script starts with none of the launcher's variables, so it exports `env` alone

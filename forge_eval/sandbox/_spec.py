@@ -39,7 +39,8 @@ class SandboxSpec:
         forwards: Port on the sandbox's own 127.0.0.1 -> host target ("127.0.0.1:8400" or a Unix socket
             path). Only these are reachable; each needs socat in the sandbox.
         ro_binds: Extra host paths made visible read-only at the same path (npm prefix, a virtualenv;
-            see `python_ro_binds()`). Never a folder holding credentials or records.
+            see `python_ro_binds()`). Never a folder holding credentials, records or a grader's inputs
+            (forge_eval's non-runtime packages stay hidden under any bind).
         limits: CPU / memory / pids caps.
         timeout_s: Default budget of `Sandbox.wait()`, from the start.
         log_dir: Where stdout.log / stderr.log are kept (they outlive the sandbox); default a private

@@ -18,7 +18,7 @@ from forge_eval.sandbox import (
     sandboxed_command,
     start_sandbox,
 )
-from forge_eval.sandbox._binds import package_folders
+from forge_eval.sandbox._binds import NOT_RUNTIME
 from tests.sandbox._sandboxes import needs_bwrap
 
 pytestmark = needs_bwrap
@@ -84,27 +84,21 @@ def test_each_sandbox_gets_its_own_user_and_a_shared_one_on_request(tmp_path: Pa
     assert (tmp_path / "f").read_text() == "one\ntwo\n"  # the second sandbox writes the first one's file
 
 
-def test_python_binds_hold_the_packages_not_the_checkout(tmp_path: Path) -> None:
-    """The editable install's package folders and the venv are bound; the checkout root (runs/, .git, the
-    proxy's credentials) is not."""
+def test_python_binds_hold_the_runtime_not_the_checkout(tmp_path: Path) -> None:
+    """The venv and forge_eval's own folder are bound; the checkout root (runs/, .git, the proxy's
+    credentials), the other mapped folders (benchmarks/ with its answer keys, training/, ...) and tests/
+    are not, and forge_eval's runtime still imports."""
     binds = python_ro_binds()
     assert not any(CHECKOUT.is_relative_to(b) for b in binds)  # neither the checkout nor a parent
-    if package_folders():  # an editable install: forge_eval/ and the mapped folders, by name
-        assert {p.name for p in package_folders()} == {
-            "forge_eval",
-            "benchmarks",
-            "analysis",
-            "training",
-            "reports",
-        }
-    imports = "import json, os, forge_eval.benchmarks, forge_eval.training"
+    assert {p.name for p in binds if p.parent == CHECKOUT} <= {"forge_eval", ".venv"}
+    imports = "import json, os, forge_eval.harnesses, forge_eval.proxy, forge_eval.sandbox"
     code = f"{imports}; print(json.dumps(os.listdir({str(CHECKOUT)!r})))"
     spec = SandboxSpec(argv=[sys.executable, "-c", code], workdir=tmp_path, ro_binds=binds)
     _, result = asyncio.run(_run(spec))
     assert result.status == "completed", result.stderr
     seen = set(json.loads(result.stdout))
     assert seen <= {p.name for p in binds if p.parent == CHECKOUT}
-    assert not seen & {"runs", ".git", "tests", "pyproject.toml", ".forge-cache"}
+    assert not seen & {"runs", ".git", "tests", "pyproject.toml", ".forge-cache", *NOT_RUNTIME}
 
 
 def test_sandboxed_command_runs_with_the_launchers_pipes(
