@@ -131,7 +131,9 @@ def protocol(run: RunUsed) -> ProtocolRecord:
                 Value(value={"provider": OFFICIAL_PROVIDER}, label="OSWorld's Ubuntu VM image (provider vm)"),
                 Value(value={"provider": args.get("provider", "local")}),
                 note="the local desktop runs Debian's apps under Xvfb + openbox in a bubblewrap sandbox, "
-                "not OSWorld's Ubuntu VM: app versions, fonts and window manager differ",
+                "not OSWorld's Ubuntu VM: app versions, fonts and window manager differ; upstream's in-VM "
+                "server runs unchanged but from a read-only folder (not ~/server), not dumpable, reached "
+                "only by the run's own process",
             ),
             element("data", *_sides(tree, "tasks")),
         ]

@@ -44,6 +44,11 @@ class NetworkNamespace:
     def __init__(self, pid: int) -> None:
         self._fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
 
+    @property
+    def path(self) -> str:
+        """A path naming this namespace while it is held (`nsenter --net=PATH`)."""
+        return f"/proc/{os.getpid()}/fd/{self._fd}"
+
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)

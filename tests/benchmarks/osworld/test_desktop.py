@@ -4,8 +4,8 @@ nothing."""
 from __future__ import annotations
 
 import io
-import re
 import os
+import re
 import tomllib
 from pathlib import Path
 
