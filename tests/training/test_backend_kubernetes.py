@@ -174,10 +174,13 @@ def test_status_transitions(emulator: Emulator, namespace: str, status: dict, ex
     assert (outcome.status, outcome.exit_code) == expected
 
 
-def test_verdict_from_the_pod_log(emulator: Emulator, namespace: str) -> None:
+@pytest.mark.parametrize("trusted", [True, False], ids=["trusted-image", "default"])
+def test_verdict_from_the_pod_log(emulator: Emulator, namespace: str, trusted: bool) -> None:
+    """The pod's log is the harness's own output: a grade in it counts only from an image trusted to grade
+    (the default ignores it, as the agent could print one), while its answer is taken either way."""
     verdict = '{"reward": 0.5, "answer": "42", "verifier_output": {"ok": 1}}'
     emulator.logs(f"harness output\nFORGE_VERDICT {verdict}\n")
-    backend = _backend(emulator, namespace)
+    backend = _backend(emulator, namespace, trust_pod_verdict=trusted)
 
     async def go() -> Any:
         handle = await backend.start(_spec())
@@ -188,12 +191,9 @@ def test_verdict_from_the_pod_log(emulator: Emulator, namespace: str) -> None:
         return outcome, logs
 
     outcome, logs = asyncio.run(go())
-    assert (outcome.status, outcome.reward, outcome.answer, outcome.verifier_output) == (
-        "completed",
-        0.5,
-        "42",
-        {"ok": 1},
-    )
+    graded = (0.5, {"ok": 1}) if trusted else (None, None)
+    assert (outcome.status, outcome.answer) == ("completed", "42")
+    assert (outcome.reward, outcome.verifier_output) == graded
     assert logs.startswith("harness output")
 
 

@@ -10,8 +10,10 @@ are deleted at `stop()` and, if a trainer died before that, by the TTL sweep of 
 
 Status comes from one shared poll (a list call per interval for all rollouts, not one read per pod and
 not a watch: watches need reconnect logic and the emulator the tests use sends no updates) and maps as
-`pod_outcome()` says. The pod can report its verifier's grade with a last log line
-`FORGE_VERDICT {"reward": ..., "verifier_output": ..., "answer": ...}` (its image runs harness + verifier).
+`pod_outcome()` says. The pod can report its answer, and its verifier's grade, with a last log line
+`FORGE_VERDICT {"reward": ..., "verifier_output": ..., "answer": ...}`. The log is the harness's own
+output, so a grade in it is one the agent can print: it is taken only from images whose verifier the
+harness cannot reach (`trust_pod_verdict=True`); by default the rollout is left ungraded.
 
 Tested against the kmock emulator only (CRUD, labels, status transitions); see README "Rollout backends".
 """
@@ -185,6 +187,9 @@ class KubernetesBackend(RolloutBackend):
         kubeconfig, context: Which kubeconfig file and context to load.
         service_account: Pod service account; its token is never mounted.
         image_pull_policy: Kubernetes imagePullPolicy.
+        trust_pod_verdict: Take `reward` and `verifier_output` from the pod's `FORGE_VERDICT` line. Only
+            for an image whose verifier runs where the harness cannot reach it (another container or uid,
+            its own log): in one process tree with the harness, the agent can print any reward.
     """
 
     name = "kubernetes"
@@ -206,6 +211,7 @@ class KubernetesBackend(RolloutBackend):
     context: InitVar[str | None] = None
     service_account: str | None = None
     image_pull_policy: str = "IfNotPresent"
+    trust_pod_verdict: bool = False
 
     def __post_init__(
         self, creations_per_minute: int, api_client: Any, kubeconfig: str | None, context: str | None
@@ -389,10 +395,23 @@ class KubernetesBackend(RolloutBackend):
                 seen = True
                 outcome = pod_outcome(current)
                 if outcome is not None:
-                    verdict = verdict_from_logs(await self.logs(handle))
+                    verdict = self._verdict(handle, await self.logs(handle))
                     return RolloutOutcome(outcome.status, outcome.exit_code, **verdict)
         finally:
             self._waiting -= 1
+
+    def _verdict(self, handle: RolloutHandle, logs: str) -> dict[str, Any]:
+        """The pod's verdict: its answer, and its grade only from an image trusted to grade."""
+        verdict = verdict_from_logs(logs)
+        if self.trust_pod_verdict or verdict.keys() <= {"answer"}:
+            return verdict
+        logger.warning(
+            "rollout %s: ignored the grade its pod printed (the log is the harness's own output); the "
+            "rollout is ungraded. Pass trust_pod_verdict=True only for an image whose verifier the harness "
+            "cannot reach",
+            handle.rollout_id,
+        )
+        return {k: v for k, v in verdict.items() if k == "answer"}
 
     async def logs(self, handle: RolloutHandle) -> str:
         pod: _Pod = handle.ref
