@@ -208,6 +208,9 @@ class Benchmark:
     official: ClassVar[OfficialSettings] = OfficialSettings()
     #: Task ids of the quick default subset (the README's first command); None = all tasks.
     quick_subset: ClassVar[tuple[str, ...] | None] = None
+    #: What one sample needs on a cluster node beyond a CPU (`desktop`, `browser`, `sandbox` slots): a
+    #: shard runs only on a node advertising them (`ray start --resources`), one such sample at a time.
+    resources: ClassVar[Mapping[str, float]] = {}
     #: Whether the benchmark reads external task data, so `--data-dir` means something to it.
     accepts_data_dir: ClassVar[bool] = False
     #: The tasks a run chooses: `(data_dir=..., **options) -> Selection` (module doc).

@@ -35,6 +35,7 @@ class OSWorld(Benchmark):
     # rate is the mean of the task results, fractional ones included.
     official = OfficialSettings(trials=1, pass_threshold=1.0, graded=True, fractional_success=True)
     accepts_data_dir = True
+    resources = {"desktop": 1}
     #: --quick: fast-starting local tasks (VLC settings, one infeasible) for a pipeline check.
     quick_subset = (
         "9195653c-f4aa-453d-aa95-787f6ccfaae9",

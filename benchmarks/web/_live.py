@@ -259,6 +259,7 @@ class LiveWebBenchmark(Benchmark):
 
     default_harness = LIVE_HARNESS
     accepts_data_dir = True
+    resources = {"browser": 1}
     #: The judge's name as `judge_source` and `judge_info` know it.
     judge_name: ClassVar[str]
     #: The task data of each version.

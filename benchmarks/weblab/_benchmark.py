@@ -15,6 +15,7 @@ class Weblab(Benchmark):
     description = "offline web tasks in a real browser on six local sites (shop, flights, recipes, wiki, ...)"
     default_harness = "molmoweb"
     official = OfficialSettings(trials=1, pass_threshold=1.0, time_limit=DEFAULT_TIME_LIMIT)
+    resources = {"browser": 1}
     quick_subset = QUICK_SUBSET
     select_function = select_tasks
     task_function = weblab

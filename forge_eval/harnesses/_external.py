@@ -117,6 +117,7 @@ class ExternalHarness(Harness):
 
     packages: ClassVar[tuple[NpmPackage, ...]]
     runs_rollouts = True
+    resources = {"sandbox": 1}
     #: Seconds the harness may run per sample (the task's time limit also applies).
     timeout_s: ClassVar[float] = 900.0
 

@@ -1,7 +1,7 @@
 """The `Harness` interface: the agent loop a benchmark's tasks run in."""
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,6 +30,9 @@ class Harness(ABC):
     #: Tagging cues and tool rules, read by training and behavioral analysis through `facts_for()`;
     #: None for a harness without its own (the generic facts then apply).
     facts: ClassVar[HarnessFacts | None] = None
+    #: What one sample of this harness needs on a cluster node beyond the benchmark's (see
+    #: `Benchmark.resources`); harness programs take a `sandbox` slot.
+    resources: ClassVar[Mapping[str, float]] = {}
     #: Whether `rollout_command` is implemented (training rollouts can run this harness).
     runs_rollouts: ClassVar[bool] = False
 

@@ -30,7 +30,9 @@ class RunDir:
 
     Written by `forge-eval run`: `results.json` (the contract: `RunResults`), `trials.csv` (one row per
     task x seed x epoch), `run.json` (the run's identity and seeds, for resuming), `report.html`, `logs/`
-    (Inspect's eval logs, the single source of truth) and `records/` (harness programs' proxy records).
+    (Inspect's eval logs, the single source of truth; a run on a cluster keeps each shard's in
+    `logs/shards/<key>/`), `records/` (harness programs' proxy records) and, for a run on a cluster,
+    `shards.json` (each shard's node and times).
     Added later by other commands: `behavior.json` (`forge-eval analyze`), `budgets.json`
     (`--step-budget`). `forge-eval compare` writes `compare.json` and `compare.html` into its own
     directory, named here too. The class attributes are the bare names (for messages).
@@ -44,6 +46,7 @@ class RunDir:
     BUDGETS: ClassVar[str] = "budgets.json"
     LOGS: ClassVar[str] = "logs"
     RECORDS: ClassVar[str] = "records"
+    SHARDS: ClassVar[str] = "shards.json"
     COMPARE: ClassVar[str] = "compare.json"
     COMPARE_REPORT: ClassVar[str] = "compare.html"
 
@@ -60,6 +63,7 @@ class RunDir:
     budgets = _Entry(BUDGETS)
     logs = _Entry(LOGS)
     records = _Entry(RECORDS)
+    shards = _Entry(SHARDS, "shards.json: per shard of a run on a cluster, its node, times and outcome.")
     compare = _Entry(COMPARE, "compare.json, in the directory `forge-eval compare --out` writes.")
     compare_report = _Entry(COMPARE_REPORT, "compare.html, next to compare.json.")
 
