@@ -15,7 +15,8 @@ from forge_eval._errors import ForgeError
 from forge_eval.analysis import parse_budgets
 from forge_eval.models import EMBEDDED_MODELS
 from forge_eval.rundir import RunDir
-from forge_eval.runner import RunSpec, execute, plan_run
+from forge_eval.runner import RunSpec, execute, execute_sharded, plan_run
+from forge_eval.runner.executors import executor_for
 
 # Measured with bench/quickstart_time.py --deterministic (README, Quick start).
 DETERMINISTIC_COST = "about 5x the time (the quick-start run: 23 min against 5 min on 2 idle cores)"
@@ -43,6 +44,9 @@ def run(
     no_sandbox: bool,
     shared_run_dir: bool,
     step_budget: str | None,
+    cluster: str | None,
+    shards: int | None,
+    shared_logs: bool,
     task_args: tuple[str, ...],
 ) -> None:
     """`forge-eval run` (its options and help: forge_eval/_cli/run.py)."""
@@ -80,7 +84,7 @@ def run(
         )
     for note in plan.notes:
         click.echo(note)
-    result = execute(plan)
+    result = execute_sharded(plan, executor_for(cluster, shared_logs), shards) if cluster else execute(plan)
     if budgets:
         write_step_budgets(result.out, budgets)
     print_headline(result.results, result.out, result.report)

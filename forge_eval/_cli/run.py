@@ -88,6 +88,27 @@ from forge_eval._lazy import lazy_command
 @step_budget_option(
     "Also report every metric as if each trajectory were cut at N model turns (budgets.json, report)."
 )
+@click.option(
+    "--cluster",
+    envvar="FORGE_CLUSTER",
+    default=None,
+    help="Run the shards of the run on a cluster: ray://HOST:PORT, ray:auto (the Ray cluster this machine "
+    "belongs to), k8s[:NAMESPACE] (a Job per shard) or local (shards one after another here). "
+    "Default: $FORGE_CLUSTER, else one in-process run of all seeds.",
+)
+@click.option(
+    "--shards",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --cluster: split the run into about N shards (each seed's tasks cut into slices). "
+    "Default: as many as the cluster runs at once, at least one per seed.",
+)
+@click.option(
+    "--shared-logs",
+    is_flag=True,
+    help="With --cluster ray: the workers see --out at the same path (a shared file system) and write "
+    "their logs there; by default each shard's logs come back through Ray's object store.",
+)
 @click.option("-T", "task_args", multiple=True, metavar="KEY=VALUE", help="Task argument of the benchmark.")
 def run() -> None:
     """Run BENCHMARK over several seeds; resumable: re-run the same command to finish an interrupted run."""

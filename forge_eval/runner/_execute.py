@@ -105,7 +105,7 @@ def _previous_seeds(spec: RunSpec, harness: str) -> list[int]:
     return list(previous.get("seeds", []))
 
 
-def _claim_run_dir(spec: RunSpec, harness: str) -> None:
+def claim_run_dir(spec: RunSpec, harness: str) -> None:
     """Create the run directory and record the run in it (seeds accumulate over invocations).
 
     Unless `spec.shared_run_dir`, only this uid may read it: a directory this call creates (or finds
@@ -159,51 +159,31 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
     """
     spec = plan.spec
     _previous_seeds(spec, plan.harness)  # refuse a different run before starting any model
-    failure: ForgeError | None = None
     with ExitStack() as stack:
         model = stack.enter_context(
             resolved_model(spec.model, spec.model_base_url, plan.model_args, spec.deterministic)
         )
-        roles = _model_roles(plan, model, stack)
-        _claim_run_dir(spec, plan.harness)
+        roles = serve_roles(plan, model, stack)
+        claim_run_dir(spec, plan.harness)
         # harness programs' proxies record every call under the run; sandboxed unless --no-sandbox; in
         # their small-prompt mode for the embedded model (its 8k context holds no full harness prompt)
         records = RunDir(spec.out).records
         settings = harness_settings(records, sandbox=not spec.no_sandbox, lean=model.embedded)
         stack.enter_context(settings)
         tasks = [plan.benchmark.task(seed=seed, harness=plan.harness, **plan.options) for seed in spec.seeds]
-        generate: dict[str, Any] = {"max_retries": _MAX_RETRIES, **agent_settings(spec, model.label)}
-        if spec.temperature is not None:
-            generate["temperature"] = spec.temperature
         if _display_off(display):
             display = display or "none"  # Inspect's non-terminal output would only add panels and tracebacks
             stack.enter_context(run_progress(_progress(plan, tasks)))
-        for _ in range(_SEED_ATTEMPTS):
-            succeeded, _logs = eval_set(
-                tasks,
-                log_dir=str(spec.log_dir),
-                model=model.inspect_model,
-                model_base_url=model.base_url,
-                model_args=model.model_args,
-                model_roles=roles,
-                epochs=spec.epochs,
-                limit=spec.limit,
-                max_tasks=_max_tasks(plan, model, len(tasks)),
-                max_connections=spec.max_connections or (2 if model.embedded else None),
-                # retried here, after checking that the model still answers
-                retry_attempts=0,
-                retry_immediate=False,
-                # The embedded server marks unparseable tool calls in its raw responses; behavioral
-                # analysis (format robustness) reads them, and Inspect keeps raw calls only when asked.
-                log_model_api=model.embedded,
-                display=display,
-                **generate,
-            )
-            if succeeded:
-                break
-            failure = model.chat_failure()
-            if failure is not None:
-                break
+        failure = run_eval_set(
+            tasks,
+            spec.log_dir,
+            model,
+            epochs=spec.epochs,
+            limit=spec.limit,
+            max_tasks=_max_tasks(plan, model, len(tasks)),
+            display=display,
+            **eval_options(spec, model, roles),
+        )
     try:
         if failure is not None:
             raise _stopped(plan, model.label, failure)
@@ -211,6 +191,42 @@ def execute(plan: RunPlan, display: str | None = None) -> RunResult:
     finally:
         if not spec.shared_run_dir:
             make_private(RunDir(spec.out))  # what Inspect, the proxies and the summary wrote
+
+
+def eval_options(spec: RunSpec, model: ResolvedModel, roles: dict[str, Any] | None) -> dict[str, Any]:
+    """The `eval_set` arguments every eval of a run shares: the whole run here, or one shard on a worker."""
+    generate: dict[str, Any] = {"max_retries": _MAX_RETRIES, **agent_settings(spec, model.label)}
+    if spec.temperature is not None:
+        generate["temperature"] = spec.temperature
+    return {
+        "model": model.inspect_model,
+        "model_base_url": model.base_url,
+        "model_args": model.model_args,
+        "model_roles": roles,
+        "max_connections": spec.max_connections or (2 if model.embedded else None),
+        # retried by `run_eval_set`, after checking that the model still answers
+        "retry_attempts": 0,
+        "retry_immediate": False,
+        # The embedded server marks unparseable tool calls in its raw responses; behavioral
+        # analysis (format robustness) reads them, and Inspect keeps raw calls only when asked.
+        "log_model_api": model.embedded,
+        **generate,
+    }
+
+
+def run_eval_set(
+    tasks: list[Task], log_dir: Path, served: ResolvedModel, **options: Any
+) -> ForgeError | None:
+    """`eval_set` into `log_dir`, run again (only unfinished samples) while it fails and the model still
+    answers (`served`: the run's model); returns the model's failure when it stopped answering."""
+    for _ in range(_SEED_ATTEMPTS):
+        succeeded, _logs = eval_set(tasks, log_dir=str(log_dir), **options)
+        if succeeded:
+            return None
+        failure = served.chat_failure()
+        if failure is not None:
+            return failure
+    return None
 
 
 def agent_settings(spec: RunSpec, model_label: str) -> dict[str, Any]:
@@ -264,7 +280,7 @@ def _max_tasks(plan: RunPlan, model: ResolvedModel, n_tasks: int) -> int:
     return 1 if model.embedded and external else n_tasks
 
 
-def _model_roles(plan: RunPlan, model: ResolvedModel, stack: ExitStack) -> dict[str, Any] | None:
+def serve_roles(plan: RunPlan, model: ResolvedModel, stack: ExitStack) -> dict[str, Any] | None:
     """The Inspect model roles of the run: the judge and `--model-role`s, an embedded model served here
     (once per model: roles bound to the same one share its server)."""
     names = dict(plan.spec.model_roles)
@@ -355,11 +371,17 @@ def _complete(logs: list[EvalLog], seeds: tuple[int, ...]) -> bool:
     return set(newest) >= set(seeds) and all(newest[seed].status == "success" for seed in seeds)
 
 
-def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
-    """Read the run's logs and write results.json, trials.csv and report.html."""
+def summarize_run(plan: RunPlan, model_label: str, complete: bool | None = None) -> RunResult:
+    """Read the run's logs and write results.json, trials.csv and report.html.
+
+    `complete` is the run's status when the caller knows it (a sharded run: every shard finished);
+    by default every seed's newest log must have succeeded.
+    """
     spec, benchmark = plan.spec, plan.benchmark
     assert spec.epochs is not None
     logs = [log for log in read_run_logs(spec.log_dir) if log.eval.task_args.get("seed") in spec.seeds]
+    if complete is None:
+        complete = _complete(logs, spec.seeds)
     official = benchmark.official
     table = trials_table(logs, official.pass_threshold, metadata_keys=_METADATA_COLUMNS)
     if table.empty:
@@ -383,7 +405,7 @@ def summarize_run(plan: RunPlan, model_label: str) -> RunResult:
             "epochs": spec.epochs,
             "threshold": official.pass_threshold,
             "n_tasks": n_run,
-            "status": "complete" if _complete(logs, spec.seeds) else "partial",
+            "status": "complete" if complete else "partial",
             "versions": versions(),
             "git_revision": git_revision(),
             "command": spec.command,

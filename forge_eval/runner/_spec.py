@@ -1,6 +1,6 @@
 """What a run is: the user's choices, resolved and validated once, recorded verbatim in results.json."""
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +67,16 @@ class RunSpec:
     @property
     def log_dir(self) -> Path:
         return RunDir(self.out).logs
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as JSON data: what a worker on another machine plans its shard from."""
+        data = asdict(self)
+        data.update(out=str(self.out), seeds=list(self.seeds))
+        data["data_dir"] = str(self.data_dir) if self.data_dir else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunSpec":
+        fields = dict(data, out=Path(data["out"]), seeds=tuple(data["seeds"]))
+        fields["data_dir"] = Path(data["data_dir"]) if data.get("data_dir") else None
+        return cls(**fields)

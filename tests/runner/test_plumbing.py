@@ -101,15 +101,15 @@ def test_options_a_benchmark_cannot_use_are_refused(tmp_path, args, message):
 
 def test_a_run_directory_of_an_older_version_resumes(tmp_path):
     from forge_eval.runner import RunSpec
-    from forge_eval.runner._execute import _claim_run_dir, _identity
+    from forge_eval.runner._execute import _identity, claim_run_dir
 
     spec = RunSpec(benchmark="probe", seeds=(0,), out=tmp_path, epochs=1, command="forge-eval run probe")
     older = {k: v for k, v in _identity(spec, "react").items() if k not in ("judge", "deterministic")}
     (tmp_path / "run.json").write_text(json.dumps({"identity": older, "seeds": [3]}))
-    _claim_run_dir(spec, "react")  # keys the older version did not record do not refuse the run
+    claim_run_dir(spec, "react")  # keys the older version did not record do not refuse the run
     assert json.loads((tmp_path / "run.json").read_text())["seeds"] == [0, 3]
     with pytest.raises(UsageError, match="differs in: epochs"):
-        _claim_run_dir(RunSpec(benchmark="probe", seeds=(0,), out=tmp_path, epochs=2), "react")
+        claim_run_dir(RunSpec(benchmark="probe", seeds=(0,), out=tmp_path, epochs=2), "react")
 
 
 def test_model_roles_bind_inspect_roles_as_inspects_cli_does(tmp_path, monkeypatch):
