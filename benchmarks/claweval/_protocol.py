@@ -90,7 +90,10 @@ def protocol(run: RunUsed) -> ProtocolRecord:
                 Value(value="docker", label="upstream's Docker image (Dockerfile.agent) per trial"),
                 Value(value=sandbox, label=SANDBOX_LABELS[sandbox]),
                 name="environment: sandbox",
-                note="bubblewrap: the host's tools, no Playwright browser, no network for Download",
+                note="bubblewrap: the host's tools, no Playwright browser, no network for Download; "
+                "upstream's server runs unchanged, not dumpable, reached only by the run's own processes; "
+                "the agent's leftover processes are ended before the grader-only files are pushed "
+                "(upstream's container keeps them)",
             ),
             element(
                 "environment",

@@ -33,7 +33,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.claweval._driver import RUN_TRIAL
-from forge_eval.benchmarks.claweval._sandbox import sandbox_server
+from forge_eval.benchmarks.claweval._sandbox import SandboxServer, sandbox_server
 from forge_eval.benchmarks.claweval._upstream import ensure_venv
 from forge_eval.harnesses import current_settings
 from forge_eval.proxy import (
@@ -168,17 +168,30 @@ def driver_env(tree: Path, home: Path) -> dict[str, str]:
     }
 
 
-async def run_driver(python: Path, spec: dict[str, Any], work: Path, tree: Path) -> dict[str, Any]:
-    """Run `_driver/run_trial.py` on `spec`; its result dict. The process group dies with the sample."""
+async def run_driver(
+    python: Path, spec: dict[str, Any], work: Path, tree: Path, sandbox: SandboxServer | None = None
+) -> dict[str, Any]:
+    """Run `_driver/run_trial.py` on `spec`; its result dict. The process group dies with the sample.
+    With `sandbox`, the driver may use its URL and asks over a socket of its own (`leftovers_fd`) for the
+    agent's leftovers to be ended before the grader-only files go in."""
+    ours, theirs = socket.socketpair()
+    spec = {**spec, "sandbox_url": None}
+    if sandbox is not None:
+        spec.update(sandbox_url=sandbox.url, leftovers_fd=theirs.fileno())
     spec_path = work / "spec.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     log_path = work / "driver.log"
-    with open(log_path, "wb") as log:
+    with open(log_path, "wb") as log, ours, theirs:
         process = await asyncio.create_subprocess_exec(
             str(python), str(RUN_TRIAL), str(spec_path),
             cwd=tree, env=driver_env(tree, work), stdout=log, stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+            start_new_session=True, pass_fds=[theirs.fileno()] if sandbox is not None else [],
         )
+        theirs.close()
+        answering = None
+        if sandbox is not None:
+            sandbox.allow(process.pid)
+            answering = asyncio.ensure_future(_end_leftovers_when_asked(ours, sandbox))
         try:
             code = await process.wait()
         finally:
@@ -186,11 +199,28 @@ async def run_driver(python: Path, spec: dict[str, Any], work: Path, tree: Path)
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
                 await process.wait()
+            if answering is not None:
+                answering.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await answering  # raises what failed in it
     result = Path(spec["result"])
     if code != 0 or not result.is_file():
         tail = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
         raise ForgeError(f"Claw-Eval's trial driver failed (exit {code}):\n{tail}")
     return json.loads(result.read_text(encoding="utf-8"))
+
+
+async def _end_leftovers_when_asked(channel: socket.socket, sandbox: SandboxServer) -> None:
+    """Each byte the driver sends (before upstream's `inject_grader_files`) ends every process of the
+    sandbox but its server (those ended are noted in the transcript); the answer byte says it is done. A
+    failure closes the channel: the driver's trial fails, never grades."""
+    loop = asyncio.get_running_loop()
+    channel.setblocking(False)
+    with channel:
+        while await loop.sock_recv(channel, 1):
+            if ended := await asyncio.to_thread(sandbox.end_leftovers):
+                transcript().info({"agent_processes_ended_before_grading": ended}, source="claw-eval")
+            await loop.sock_sendall(channel, b"\n")
 
 
 def final_text(trace: str) -> str:
@@ -243,11 +273,11 @@ def upstream_trial(tree: Path, sandbox: bool = True) -> Solver:
                     _proxy("user", ClientSampling(user_model), str(user_model), unpinned, records)
                 )
                 offset = stack.enter_context(port_offset(meta["ports"]))
-                sandbox_url = None
+                server = None
                 if sandbox:
                     (work / "workspace").mkdir()
                     served = sandbox_server(tree, python, work / "workspace", work / "sandbox.log")
-                    sandbox_url = await stack.enter_async_context(served)
+                    server = await stack.enter_async_context(served)
                 (work / "traces").mkdir()
                 config = write_config(tree, meta["split"], agent, judge, user, work / "config.yaml")
                 spec = {
@@ -258,10 +288,9 @@ def upstream_trial(tree: Path, sandbox: bool = True) -> Solver:
                     "base_url": agent.base_url,
                     "trace_dir": str(work / "traces"),
                     "port_offset": offset,
-                    "sandbox_url": sandbox_url,
                     "result": str(work / "result.json"),
                 }
-                result = await run_driver(python, spec, work, tree)
+                result = await run_driver(python, spec, work, tree, server)
             trial = _one_trial(result)
             trace = Path(trial["trace"]).read_text(encoding="utf-8")
         finally:

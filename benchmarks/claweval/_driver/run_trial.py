@@ -7,22 +7,26 @@ Runs in upstream's venv with `PYTHONPATH=<tree>/src` and the working directory a
 temperature, tools, compaction, simulated user), grader-only files, environment snapshot, grader, LLM
 judge, task score, and the grading event appended to the trace. With `sandbox_url` set (`batch --sandbox`)
 the one piece replaced is Docker: `SandboxRunner` hands over the sandbox server forge-eval started for this
-trial instead of starting a container; file injection and everything else are upstream's.
+trial instead of starting a container, and before it pushes the grader-only files forge-eval ends what
+the agent left running in the sandbox (asked over `leftovers_fd`, a socket forge-eval passed in); file
+injection and everything else are upstream's.
 
 SPEC.json: task_dir, config, model, api_key, base_url, trace_dir, port_offset, sandbox_url (or null),
-result (where the result dict goes).
+leftovers_fd (with sandbox_url), result (where the result dict goes).
 """
 
 import json
+import socket
 import sys
 from pathlib import Path
 
 
-def _hand_over_sandbox(sandbox_url: str) -> None:
+def _hand_over_sandbox(sandbox_url: str, leftovers_fd: int) -> None:
     """`SandboxRunner` with the trial's running sandbox server in place of a Docker container."""
     from claw_eval.runner import sandbox_runner  # upstream's package: only in its venv
 
     upstream = sandbox_runner.SandboxRunner
+    leftovers = socket.socket(fileno=leftovers_fd)
 
     class ForgeSandbox(upstream):
         def __init__(self, sandbox_config, *, image=None):  # no Docker client
@@ -37,10 +41,22 @@ def _hand_over_sandbox(sandbox_url: str) -> None:
                 sandbox_url=sandbox_url,
             )
 
+        def inject_grader_files(self, handle, task, *, task_dir=None):
+            _end_leftovers(leftovers)
+            return upstream.inject_grader_files(handle, task, task_dir=task_dir)
+
         def stop_container(self, handle):
             return None  # forge-eval stops it after this process
 
     sandbox_runner.SandboxRunner = ForgeSandbox
+
+
+def _end_leftovers(channel: socket.socket) -> None:
+    """Ask forge-eval to end every process of the sandbox but the server, and wait until it has: nothing
+    the agent started may be alive when the grader-only files (verify scripts, answers) go in."""
+    channel.sendall(b"\n")
+    if channel.recv(1) != b"\n":
+        raise RuntimeError("forge-eval did not end the agent's processes in the sandbox; no grading")
 
 
 def main() -> None:
@@ -48,7 +64,7 @@ def main() -> None:
     from claw_eval import cli  # upstream's package: only in its venv
 
     if spec.get("sandbox_url"):
-        _hand_over_sandbox(spec["sandbox_url"])
+        _hand_over_sandbox(spec["sandbox_url"], spec["leftovers_fd"])
     result = cli._run_single_task(
         task_dir=spec["task_dir"],
         config_path=spec["config"],
