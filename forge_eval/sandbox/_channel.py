@@ -165,6 +165,8 @@ class PrivatePort:
             streams.add(task)
             try:
                 await self._pipe(client_r, client_w)
+            except asyncio.CancelledError:  # close() ends the streams still open: not an error
+                client_w.close()
             finally:
                 streams.discard(task)
 
