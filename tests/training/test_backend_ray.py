@@ -1,0 +1,282 @@
+"""The `ray` rollout backend on a real Ray cluster on this machine: a head without the `sandbox` resource and
+a worker raylet with it, so every rollout must land on the worker. A tool-calling agent runs in its
+sandbox there through the real recording proxy (calls recorded with token ids, the proxy's control plane
+unreachable) and its verdict comes back; a resource no node has fails at once; stop() and a killed raylet
+leave no sandbox process running."""
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forge_eval._errors import ForgeError, UsageError
+from forge_eval.proxy import HttpProxyControl
+from forge_eval.sandbox import (
+    RolloutCommand,
+    RolloutOutcome,
+    RolloutSpec,
+    SandboxResult,
+    Verdict,
+    python_ro_binds,
+)
+from forge_eval.training.backends import ROLLOUT_BACKENDS, RayBackend
+from tests.sandbox._sandboxes import needs_bwrap, processes_with
+from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
+from tests.training.conftest import PROXY_ADMIN_KEY
+
+ray = pytest.importorskip("ray")
+from ray.cluster_utils import Cluster  # noqa: E402 (after the skip)
+
+pytestmark = [needs_bwrap, pytest.mark.e2e]
+
+AGENT = """
+import json, os, subprocess, urllib.error, urllib.request
+import openai
+
+client = openai.OpenAI(max_retries=0)  # OPENAI_BASE_URL / OPENAI_API_KEY from the backend
+tools = [{"type": "function", "function": {"name": "bash",
+          "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}]
+messages = [{"role": "user", "content": "create hello.txt containing hi"}]
+for _ in range(4):
+    reply = client.chat.completions.create(model="policy", messages=messages, tools=tools)
+    message = reply.choices[0].message
+    messages.append(message.model_dump(exclude_none=True))
+    if not message.tool_calls:
+        break
+    for call in message.tool_calls:
+        run = subprocess.run(json.loads(call.function.arguments)["command"], shell=True, capture_output=True)
+        messages.append({"role": "tool", "tool_call_id": call.id, "content": run.stdout.decode()})
+print(message.content)
+
+def probe(url):
+    try:
+        return urllib.request.urlopen(url, timeout=3).status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError as e:
+        return type(getattr(e, "reason", e)).__name__
+
+json.dump({"control_port": probe(os.environ["HOST_CONTROL"] + "/rollouts"),
+           "host_proxy_port": probe(os.environ["HOST_PROXY"])}, open("probes.json", "w"))
+"""
+
+
+def hello_program(agent: Path, **env: str):  # noqa: ANN201
+    """Runs AGENT; the verifier (on the rollout's node, as the program's closure) checks the file the
+    model's shell call should create and says which node it ran on."""
+
+    async def verify(result: SandboxResult, work: Path) -> Verdict:
+        made = work / "hello.txt"
+        ok = made.is_file() and made.read_text() == "hi"
+        output = {
+            "node": ray.get_runtime_context().get_node_id(),
+            "probes": json.loads((work / "probes.json").read_text()),
+        }
+        return Verdict(1.0 if ok else 0.0, output, result.stdout.strip())
+
+    def program(spec: RolloutSpec, work: Path) -> RolloutCommand:
+        return RolloutCommand(
+            argv=[sys.executable, str(agent)], env=env, ro_binds=[*python_ro_binds(), agent], verify=verify
+        )
+
+    return program
+
+
+@dataclass
+class LocalCluster:
+    cluster: Cluster
+    head: Any
+    worker: Any
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    """A head (no CPU, no `sandbox`) and one worker raylet with {"sandbox": 2}; nodes are declared dead
+    after ~1.5 s of missed health checks instead of the default ~15 s."""
+    health = {"health_check_period_ms": 500, "health_check_failure_threshold": 3}
+    local = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 0, "include_dashboard": False, "_system_config": health},
+    )
+    try:
+        worker = local.add_node(num_cpus=2, resources={"sandbox": 2})
+        ray.init(address=local.address, include_dashboard=False, log_to_driver=False)
+        yield LocalCluster(local, local.head_node, worker)
+    finally:
+        ray.shutdown()
+        local.shutdown()
+
+
+def _spec(rollout_id: str, command: list[str], base: str = "http://127.0.0.1:9/r/x/0") -> RolloutSpec:
+    return RolloutSpec(rollout_id, 0, "react", {"task_id": rollout_id, "command": command}, base, "key", 60.0)
+
+
+async def _run(backend: RayBackend, spec: RolloutSpec, deadline: float | None = None) -> RolloutOutcome:
+    handle = await backend.start(spec)
+    try:
+        return await backend.wait(handle, deadline or time.time() + spec.deadline_s)
+    finally:
+        await backend.stop(handle)
+
+
+def _gone(marker: str, within_s: float) -> bool:
+    end = time.monotonic() + within_s
+    while processes_with(marker):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+def test_rollout_on_the_worker_through_the_real_proxy(
+    cluster: LocalCluster, proxy_url: str, proxy_control_url: str, tmp_path: Path
+) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+
+    async def main():  # noqa: ANN202
+        control = HttpProxyControl(proxy_control_url, PROXY_ADMIN_KEY)
+        created = await control.create_rollout({"rollout_id": "ray-1", "group_uid": "g", "harness": "react"})
+        spec = RolloutSpec("ray-1", 0, "react", {}, proxy_url + created.base_path, created.api_key, 60)
+        program = hello_program(agent, HOST_PROXY=proxy_url, HOST_CONTROL=proxy_control_url)
+        outcome = await _run(RayBackend(program=program), spec)
+        await control.report("ray-1", 0, outcome)
+        fetched = await control.fetch("ray-1", 0)
+        await control.aclose()
+        return outcome, fetched
+
+    outcome, (record, calls) = asyncio.run(main())
+    assert outcome.status == "completed" and outcome.exit_code == 0
+    assert outcome.reward == 1.0 and "hello.txt" in outcome.answer  # the model's shell call ran there
+    assert outcome.verifier_output["node"] == cluster.worker.node_id  # not the head: it has no sandbox slot
+    assert outcome.verifier_output["probes"] == {
+        "control_port": "ConnectionRefusedError",  # only the data plane is forwarded in, on the worker too
+        "host_proxy_port": "ConnectionRefusedError",
+    }
+    assert record.termination == "completed" and record.reward == 1.0
+    assert len(calls) == 2 and all(c.rollout_id == "ray-1" for c in calls)
+    assert all(c.prompt_token_ids and c.completion_token_ids for c in calls)
+    assert processes_with("FORGE_ROLLOUT_ID=ray-1") == []
+
+
+def test_a_resource_no_node_has_fails_at_once(cluster: LocalCluster) -> None:
+    backend = RayBackend(harness_resources={"react": {"desktop": 1}})
+    t0 = time.monotonic()
+    with pytest.raises(ForgeError, match=r'needs \{"CPU": 1, "desktop": 1\}.*no node has desktop=1') as e:
+        asyncio.run(backend.start(_spec("nodesk", ["/bin/true"])))
+    assert time.monotonic() - t0 < 5
+    assert "--resources" in (e.value.hint or "")
+    with pytest.raises(ForgeError, match="no node has CPU=3"):
+        asyncio.run(RayBackend(num_cpus=3).start(_spec("big", ["/bin/true"])))
+
+
+def test_stop_ends_the_sandbox_on_its_node(cluster: LocalCluster) -> None:
+    backend = RayBackend()
+
+    async def main() -> tuple[str, str, str]:
+        handle = await backend.start(_spec("long", ["/bin/sh", "-c", "echo started; sleep 300 & sleep 300"]))
+        end = time.monotonic() + 20
+        while not processes_with("FORGE_ROLLOUT_ID=long") and time.monotonic() < end:
+            await asyncio.sleep(0.1)
+        assert processes_with("FORGE_ROLLOUT_ID=long"), "the sandbox never started"
+        while "started" not in (during := await backend.logs(handle)) and time.monotonic() < end:
+            await asyncio.sleep(0.1)
+        await backend.stop(handle)
+        await backend.stop(handle)  # safe twice
+        return handle.ref.node, during, await backend.logs(handle)
+
+    node, during, after = asyncio.run(main())
+    assert node == cluster.worker.node_id
+    assert during.strip() == "started"
+    assert after.startswith("(no logs: the rollout's actor")
+    assert processes_with("FORGE_ROLLOUT_ID=long") == []  # stop() waited for the whole tree
+
+
+def test_outcomes_and_program_errors_come_back(cluster: LocalCluster) -> None:
+    backend = RayBackend()
+
+    async def main() -> tuple[RolloutOutcome, RolloutOutcome, float]:
+        crashed = await _run(backend, _spec("crash", ["/bin/sh", "-c", "exit 7"]))
+        t0 = time.monotonic()
+        slow = await _run(backend, _spec("slow", ["/bin/sleep", "300"]), deadline=time.time() + 2)
+        return crashed, slow, time.monotonic() - t0
+
+    crashed, slow, waited = asyncio.run(main())
+    assert (crashed.status, crashed.exit_code) == ("harness_crash", 7)
+    assert slow.status == "timeout" and waited < 10
+    bad = RolloutSpec(
+        "bad", 0, "react", {"task_id": "bad", "command": "ls"}, "http://127.0.0.1:9/r/x/0", "k", 10
+    )
+    with pytest.raises(UsageError, match="`command` must be a non-empty list"):  # the node's error, as is
+        asyncio.run(backend.start(bad))
+
+
+def test_a_loopback_proxy_on_another_node_is_refused(cluster: LocalCluster, monkeypatch) -> None:  # noqa: ANN001
+    """On a real cluster the trainer's 127.0.0.1 is not the worker's: say so instead of a harness that
+    cannot connect (here every node shares one address, so the trainer's is shown as another)."""
+    monkeypatch.setattr("forge_eval.training.backends._ray._node_ip", lambda: "10.255.0.1")
+    with pytest.raises(
+        UsageError, match=r"proxy URL http://127\.0\.0\.1:9/r/x/0 is on the trainer's loopback"
+    ):
+        asyncio.run(RayBackend().start(_spec("far", ["/bin/true"])))
+
+
+@pytest.mark.slow
+def test_a_killed_raylet_evicts_the_rollout_and_leaves_nothing(cluster: LocalCluster) -> None:
+    """A second worker, the only one with `doomed`, loses its raylet (SIGKILL) mid-rollout: the rollout ends
+    `evicted` (which the trainer discards as an infrastructure failure), and its sandbox dies with the
+    actor's process."""
+    doomed = cluster.cluster.add_node(num_cpus=1, resources={"doomed": 1})
+    backend = RayBackend(resources={"doomed": 1})
+
+    async def main() -> tuple[RolloutOutcome, float]:
+        spec = _spec("lost", ["/bin/sh", "-c", "sleep 300 & sleep 300"])
+        handle = await backend.start(spec)
+        try:
+            assert handle.ref.node == doomed.node_id
+            end = time.monotonic() + 20
+            while not processes_with("FORGE_ROLLOUT_ID=lost") and time.monotonic() < end:
+                await asyncio.sleep(0.1)
+            assert processes_with("FORGE_ROLLOUT_ID=lost"), "the sandbox never started"
+            waiting = asyncio.ensure_future(backend.wait(handle, time.time() + 120))
+            await asyncio.sleep(0.5)
+            t0 = time.monotonic()
+            raylet = doomed.all_processes["raylet"][0].process
+            raylet.kill()
+            raylet.wait()  # reaped, as a node's init would: Ray's workers exit once their raylet is gone
+            return await waiting, time.monotonic() - t0
+        finally:
+            await backend.stop(handle)
+
+    try:
+        outcome, waited = asyncio.run(main())
+        assert outcome == RolloutOutcome("evicted")
+        assert waited < 30
+        assert _gone("FORGE_ROLLOUT_ID=lost", within_s=20)
+    finally:
+        cluster.cluster.remove_node(doomed, allow_graceful=False)
+
+
+def test_registered_as_ray() -> None:
+    assert ROLLOUT_BACKENDS.get("ray") is RayBackend
+    assert "Ray actor per rollout" in RayBackend.description
+
+
+@pytest.mark.verl
+def test_agent_loops_yaml_selects_ray(monkeypatch) -> None:  # noqa: ANN001
+    """`backend: ray` in training/configs/agent_loops.yaml, as veRL instantiates it, and a mapping with
+    options (hydra hands them over as DictConfigs)."""
+    monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", PROXY_ADMIN_KEY)
+    entry = agent_loop_entry()
+    entry.backend = "ray"
+    assert isinstance(instantiate_agent_loop(entry).backend, RayBackend)
+    entry.backend = {"_target_": "forge_eval.training.backends.RayBackend", "resources": {"sandbox": 2}}
+    backend = instantiate_agent_loop(entry).backend
+    assert backend.need("react") == {"CPU": 1.0, "sandbox": 2.0}
+    assert type(backend.resources) is dict
