@@ -42,11 +42,13 @@ def _reply(body: dict) -> dict:
 
 @dataclass
 class Hold:
-    """Requests whose messages contain `marker` wait (listed in `held`) until `release` is set."""
+    """Requests whose messages contain `marker` wait (listed in `held`, their clients' (host, port) in
+    `peers`) until `release` is set."""
 
     marker: str
     release: threading.Event = field(default_factory=threading.Event)
     held: list[dict] = field(default_factory=list)
+    peers: list[tuple[str, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -83,6 +85,7 @@ def recording_server(
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             text = json.dumps(body.get("messages", []))
             if hold is not None and hold.marker in text and not hold.release.is_set():
+                hold.peers.append(self.client_address)
                 hold.held.append(body)
                 hold.release.wait()
                 return

@@ -119,7 +119,7 @@ def test_model_roles_bind_inspect_roles_as_inspects_cli_does(tmp_path, monkeypat
 
     from forge_eval._cli._options import parse_model_roles
     from forge_eval.runner import RunSpec, plan_run
-    from forge_eval.runner._execute import _identity, _model_roles
+    from forge_eval.runner._execute import _identity, serve_roles
 
     roles = parse_model_roles(("user=openai-api/rec/user-m", "judge=openai-api/rec/judge-m"))
     monkeypatch.setenv("REC_BASE_URL", "http://127.0.0.1:9/v1")
@@ -132,7 +132,7 @@ def test_model_roles_bind_inspect_roles_as_inspects_cli_does(tmp_path, monkeypat
     assert plan.spec.judge == "openai-api/rec/judge-m"
     assert plan.spec.model_roles == {"user": "openai-api/rec/user-m"}
     assert _identity(plan.spec, "react")["model_roles"] == {"user": "openai-api/rec/user-m"}
-    bound = _model_roles(plan, SimpleNamespace(embedded=False), None)
+    bound = serve_roles(plan, SimpleNamespace(embedded=False), None)
     assert bound == {"user": "openai-api/rec/user-m", "judge": "openai-api/rec/judge-m"}
     with pytest.raises(Exception, match="expected one model name"):
         parse_model_roles(("user=a/b,c/d",))

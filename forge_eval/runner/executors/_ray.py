@@ -3,7 +3,8 @@
 A shard asks for one CPU and one slot of each custom resource a sample needs (`browser`, `desktop`,
 `sandbox`: nodes advertise them with `ray start --resources`), so it only lands where its environment
 can run; a cluster with no such node is refused before anything starts. A task whose node is lost is
-retried elsewhere by Ray (`max_retries`); its eval resumes from what the lost attempt left in a shared
+retried elsewhere by Ray (`max_retries`), and the lost node's worker ends itself and what it started
+(`follow_parent`); the retry's eval resumes from what the lost attempt left in a shared
 run directory, and the merge keeps one sample per (seed, task, epoch). Workers import forge-eval from
 their own environment (the same version on every node: an image or a `runtime_env`).
 """
@@ -19,15 +20,17 @@ from typing import Any
 from forge_eval._errors import ForgeError
 from forge_eval.runner._worker import ShardJob, ShardOutcome, run_shard
 from forge_eval.runner.executors._executor import Executor, ShardHandle
+from forge_eval.runner.executors._lifeline import follow_parent
 
 #: Tries of a shard whose worker or node is lost (Ray's own retry of system failures).
 MAX_RETRIES = 3
 
 
 def _ray_shard(job: ShardJob) -> ShardOutcome:
-    """The Ray task: the shard, with the Ray node that ran it."""
+    """The Ray task: the shard, with the Ray node that ran it; it ends with its node's raylet."""
     import ray
 
+    follow_parent()
     outcome = run_shard(job)
     return dataclasses.replace(outcome, node=ray.get_runtime_context().get_node_id())
 
