@@ -16,7 +16,19 @@ from typing import Any
 import pytest
 
 from forge_eval._errors import ForgeError, UsageError
-from forge_eval.proxy import HttpProxyControl
+from forge_eval.benchmarks.forgelab import select_tasks
+from forge_eval.proxy import (
+    HttpProxyControl,
+    ProxyConfig,
+    ScriptedUpstream,
+    ServerThread,
+    create_app,
+    create_control_app,
+    iter_attempts,
+    read_calls,
+    read_rollout,
+    serve_in_thread,
+)
 from forge_eval.sandbox import (
     RolloutCommand,
     RolloutOutcome,
@@ -26,9 +38,10 @@ from forge_eval.sandbox import (
     python_ro_binds,
 )
 from forge_eval.training.backends import ROLLOUT_BACKENDS, RayBackend
+from tests.harnesses._policy import TASK_ID, ForgeToolPolicy
 from tests.sandbox._sandboxes import needs_bwrap, processes_with
 from tests.training._agent_loops import agent_loop_entry, instantiate_agent_loop
-from tests.training.conftest import PROXY_ADMIN_KEY
+from tests.training.conftest import PROXY_ADMIN_KEY, PROXY_SECRET
 
 ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402 (after the skip)
@@ -198,6 +211,7 @@ def test_stop_ends_the_sandbox_on_its_node(cluster: LocalCluster) -> None:
     assert processes_with("FORGE_ROLLOUT_ID=long") == []  # stop() waited for the whole tree
 
 
+@pytest.mark.slow
 def test_outcomes_and_program_errors_come_back(cluster: LocalCluster) -> None:
     backend = RayBackend()
 
@@ -261,6 +275,51 @@ def test_a_killed_raylet_evicts_the_rollout_and_leaves_nothing(cluster: LocalClu
         assert _gone("FORGE_ROLLOUT_ID=lost", within_s=20)
     finally:
         cluster.cluster.remove_node(doomed, allow_graceful=False)
+
+
+@pytest.mark.verl
+@pytest.mark.slow
+def test_react_rollout_of_a_forgelab_task_on_the_worker(
+    cluster: LocalCluster, tmp_path: Path, monkeypatch
+) -> None:  # noqa: ANN001
+    """`backend: ray` in agent_loops.yaml as veRL instantiates it, the default program on a forgelab task
+    with the `react` harness: the task's world and tool server are set up in the actor on the worker (its
+    sandbox reaches `forge-tool` through a forward there), forgelab's own checks grade it there, and the
+    recorded calls become training outputs on the trainer."""
+    from forge_eval.training.verl import task_rows
+
+    records = tmp_path / "records"
+    with serve_in_thread(ScriptedUpstream(policy=ForgeToolPolicy()).app()) as upstream:
+        config = ProxyConfig(
+            records_dir=records, secret=PROXY_SECRET, admin_key=PROXY_ADMIN_KEY, upstreams=[upstream.url]
+        )
+        app = create_app(config)
+        proxy = ServerThread(app, control=create_control_app(app)).start()
+        try:
+            monkeypatch.setenv("FORGE_PROXY_ADMIN_KEY", PROXY_ADMIN_KEY)
+            entry = agent_loop_entry()
+            entry.backend, entry.proxy_url, entry.control_url, entry.deadline_s = (
+                "ray",
+                proxy.url,
+                proxy.control_url,
+                120,
+            )
+            loop = instantiate_agent_loop(entry)
+            assert isinstance(loop.backend, RayBackend)
+            [row] = task_rows("forgelab", select_tasks(task_ids=TASK_ID).samples, harness="react")
+            outputs = asyncio.run(loop.run({"temperature": 1.0}, uid="g1", **row))
+        finally:
+            proxy.stop()
+
+    [(rollout_id, attempt)] = list(iter_attempts(records))
+    record = read_rollout(records, rollout_id, attempt)
+    assert record.termination == "completed" and record.reward == 1.0, record
+    assert "415 555 0142" in record.answer  # the phone number the task's tool returned in the sandbox
+    calls = read_calls(records, rollout_id, attempt)
+    assert "contacts_search" in json.dumps(calls[0].returned_response)
+    assert all(c.prompt_token_ids and c.completion_token_ids for c in calls)
+    assert outputs and {o.reward_score for o in outputs} == {1.0}
+    assert processes_with(f"FORGE_ROLLOUT_ID={rollout_id}") == []
 
 
 def test_registered_as_ray() -> None:
