@@ -138,9 +138,40 @@ async def _run(backend: RayBackend, spec: RolloutSpec, deadline: float | None = 
         await backend.stop(handle)
 
 
-def _gone(marker: str, within_s: float) -> bool:
+def _parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+    except OSError:
+        return None
+
+
+def _is_bwrap(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == "bwrap"
+    except OSError:
+        return False
+
+
+def _sandbox_pids(marker: str) -> set[int]:
+    """The sandbox's processes: those whose environment holds `marker`, the bubblewrap processes above them
+    (bubblewrap's own environment holds none of the sandbox's variables) and everything below those."""
+    found = set(processes_with(marker))
+    for pid in list(found):
+        while (pid := _parent(pid)) is not None and _is_bwrap(pid):
+            found.add(pid)
+    parents = {int(e.name): _parent(int(e.name)) for e in Path("/proc").iterdir() if e.name.isdigit()}
+    while below := {p for p, parent in parents.items() if parent in found} - found:
+        found |= below
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    return {p for p in pids if Path(f"/proc/{p}").exists()}
+
+
+def _gone(pids: set[int], within_s: float) -> bool:
     end = time.monotonic() + within_s
-    while processes_with(marker):
+    while _alive(pids):
         if time.monotonic() > end:
             return False
         time.sleep(0.2)
@@ -192,23 +223,23 @@ def test_a_resource_no_node_has_fails_at_once(cluster: LocalCluster) -> None:
 def test_stop_ends_the_sandbox_on_its_node(cluster: LocalCluster) -> None:
     backend = RayBackend()
 
-    async def main() -> tuple[str, str, str]:
+    async def main() -> tuple[str, str, str, set[int]]:
         handle = await backend.start(_spec("long", ["/bin/sh", "-c", "echo started; sleep 300 & sleep 300"]))
         end = time.monotonic() + 20
-        while not processes_with("FORGE_ROLLOUT_ID=long") and time.monotonic() < end:
+        while len(sandbox := _sandbox_pids("FORGE_ROLLOUT_ID=long")) < 6 and time.monotonic() < end:
             await asyncio.sleep(0.1)
-        assert processes_with("FORGE_ROLLOUT_ID=long"), "the sandbox never started"
-        while "started" not in (during := await backend.logs(handle)) and time.monotonic() < end:
-            await asyncio.sleep(0.1)
+        during = await backend.logs(handle)
         await backend.stop(handle)
         await backend.stop(handle)  # safe twice
-        return handle.ref.node, during, await backend.logs(handle)
+        return handle.ref.node, during, await backend.logs(handle), sandbox
 
-    node, during, after = asyncio.run(main())
+    node, during, after, sandbox = asyncio.run(main())
     assert node == cluster.worker.node_id
     assert during.strip() == "started"
     assert after.startswith("(no logs: the rollout's actor")
-    assert processes_with("FORGE_ROLLOUT_ID=long") == []  # stop() waited for the whole tree
+    assert len(sandbox) == 6  # bwrap (2), the proxy port's socat, sh and its two sleeps
+    assert _alive(sandbox) == set()  # stop() waited for the whole tree
+    assert processes_with("FORGE_ROLLOUT_ID=long") == []
 
 
 @pytest.mark.slow
@@ -249,30 +280,31 @@ def test_a_killed_raylet_evicts_the_rollout_and_leaves_nothing(cluster: LocalClu
     doomed = cluster.cluster.add_node(num_cpus=1, resources={"doomed": 1})
     backend = RayBackend(resources={"doomed": 1})
 
-    async def main() -> tuple[RolloutOutcome, float]:
+    async def main() -> tuple[RolloutOutcome, float, set[int]]:
         spec = _spec("lost", ["/bin/sh", "-c", "sleep 300 & sleep 300"])
         handle = await backend.start(spec)
         try:
             assert handle.ref.node == doomed.node_id
             end = time.monotonic() + 20
-            while not processes_with("FORGE_ROLLOUT_ID=lost") and time.monotonic() < end:
+            while len(sandbox := _sandbox_pids("FORGE_ROLLOUT_ID=lost")) < 6 and time.monotonic() < end:
                 await asyncio.sleep(0.1)
-            assert processes_with("FORGE_ROLLOUT_ID=lost"), "the sandbox never started"
             waiting = asyncio.ensure_future(backend.wait(handle, time.time() + 120))
             await asyncio.sleep(0.5)
             t0 = time.monotonic()
             raylet = doomed.all_processes["raylet"][0].process
             raylet.kill()
             raylet.wait()  # reaped, as a node's init would: Ray's workers exit once their raylet is gone
-            return await waiting, time.monotonic() - t0
+            return await waiting, time.monotonic() - t0, sandbox
         finally:
             await backend.stop(handle)
 
     try:
-        outcome, waited = asyncio.run(main())
+        outcome, waited, sandbox = asyncio.run(main())
+        assert len(sandbox) == 6, "the sandbox never started"
         assert outcome == RolloutOutcome("evicted")
         assert waited < 30
-        assert _gone("FORGE_ROLLOUT_ID=lost", within_s=20)
+        assert _gone(sandbox, within_s=20)
+        assert processes_with("FORGE_ROLLOUT_ID=lost") == []
     finally:
         cluster.cluster.remove_node(doomed, allow_graceful=False)
 
