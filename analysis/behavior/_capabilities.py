@@ -75,25 +75,41 @@ def _failures_unseen(rollouts: pd.DataFrame, calls: pd.DataFrame) -> str | None:
     return NO_EXIT_STATUS
 
 
-def reads_back(calls: pd.DataFrame) -> bool | None:
-    """Whether some written resource is read after the write (None: the rollout wrote nothing named).
+def reads_back(calls: pd.DataFrame, *, checks: bool = False) -> bool | None:
+    """Whether the rollout checked a write after making it (None: the rollout wrote nothing named).
+
+    Without `checks`: some written resource is read after the write (a read of its folder, `ls dir` or
+    `grep -r x dir`, covers it: `same_resource`). With `checks`, also any later call that checks the
+    work without reading a written path: runs the tests or `git diff`/`git status` (`verifies`).
 
     Accesses are taken in call order and, within a call, in the order the call performs them, so
     `echo x > f && cat f` reads back `f` in one command. A write by a call that failed wrote nothing
-    there is to verify, so it does not count.
+    there is to verify, so it does not count; and a read after a failed edit of a file looks at the
+    failure, not at a write, so that file counts again only once a write of it succeeds.
     """
     written: list[str] = []
-    for accesses, failed in zip(calls["accesses"], calls["failed"], strict=True):
+    wrote = False
+    for accesses, failed, verifies in zip(calls["accesses"], calls["failed"], calls["verifies"], strict=True):
+        if checks and written and verifies:
+            return True
         for op, resource in accesses:
             if op == "write":
-                if not failed:
+                if failed:
+                    written = [w for w in written if not same_resource(w, resource)]
+                else:
                     written.append(resource)
+                    wrote = True
             elif any(same_resource(resource, w) for w in written):
                 return True
-    return False if written else None
+    return False if wrote else None
 
 
 def _self_verification(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
+    verified = reads_back(calls, checks=True)
+    return math.nan if verified is None else 100.0 * verified
+
+
+def _read_back(rollout: Mapping[str, Any], calls: pd.DataFrame) -> float:
     verified = reads_back(calls)
     return math.nan if verified is None else 100.0 * verified
 
@@ -163,9 +179,9 @@ _register(
     "format_robustness",
     Capability(
         "Format robustness",
-        "100 minus the % of rollouts whose last model turn was a malformed tool-call payload (a parse "
-        "failure marked by the model server or Inspect, or text that looks like a tool call but did not "
-        "parse).",
+        "100 minus the % of rollouts that terminated on a malformed tool-call payload: the last model "
+        "turn was a parse failure marked by the model server, Inspect or the proxy's record, or its text "
+        "is itself a tool-call payload that did not parse (an answer that quotes one is an answer).",
         _format_robustness,
     ),
 )
@@ -184,8 +200,19 @@ _register(
     Capability(
         "Self-verification",
         "Among rollouts that write at least one named resource (file or service object) with a call that "
-        "did not fail, the % that read one of them back after writing it.",
+        "did not fail, the % that check the work after a write: read a written resource back (also by "
+        "listing or searching its folder), run the tests, or run `git diff`/`git status`. A read after a "
+        "failed edit of a file does not count for that file.",
         _self_verification,
+    ),
+)
+_register(
+    "read_back",
+    Capability(
+        "Read-back of own writes",
+        "Among the same rollouts, the % that read one of the written resources back after writing it "
+        "(also by listing or searching its folder): self-verification without tests and git.",
+        _read_back,
     ),
 )
 _register(

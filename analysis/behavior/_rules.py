@@ -17,15 +17,17 @@ from forge_eval._registry import Registry
 from forge_eval.analysis.behavior._access import Access, Op
 from forge_eval.analysis.behavior._patch import patch_accesses
 from forge_eval.analysis.behavior._shell import SHELL_COMMANDS, CommandRule, classify_shell
-from forge_eval.harnesses import HARNESSES, HarnessFacts, ToolUse, facts_for
+from forge_eval.harnesses import EXIT_CODE, HARNESSES, HarnessFacts, ToolUse, facts_for
 
 
 @dataclass(frozen=True)
 class CallAccess:
-    """What one tool call does: its operations (also on unnamed resources) and named accesses in order."""
+    """What one tool call does: its operations (also on unnamed resources) and named accesses in order;
+    `verifies`: it checks the work (runs the tests, `git diff`), see `_shell.VERIFYING`."""
 
     ops: frozenset[Op]
     accesses: tuple[Access, ...]
+    verifies: bool = False
 
 
 Classifier = Callable[[Mapping[str, Any], "HarnessRules"], CallAccess]
@@ -38,10 +40,12 @@ class ToolRule:
     Attributes:
         classify: Arguments (and the harness's rules) -> the call's accesses.
         generic_shell: The tool runs arbitrary shell commands (highlighted in tool-usage shares).
+        command: Arguments -> the command line, for a shell tool (its exit status is read with it).
     """
 
     classify: Classifier
     generic_shell: bool = False
+    command: Callable[[Mapping[str, Any]], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,10 @@ class HarnessRules:
         name: The harness name (as in `HARNESSES`).
         tools: Tool name -> rule.
         shell_commands: Command name -> rule, for the harness's shell tool.
-        exit_code: Finds a non-zero exit status in a shell tool's result text (group 1 = the code).
+        exit_code: Finds the exit status in a shell tool's result text where the harness writes it
+            (group 1 = the code).
+        tool_error: Matches a non-shell tool's result that is the harness's report of its failure (None:
+            the harness's failures are structured, in the transcript's error field).
         timeout: Finds a timeout in a tool's result text.
         aliases: Other names the harness goes by in logs (`codex_cli`, `claude-code`).
     """
@@ -60,9 +67,8 @@ class HarnessRules:
     name: str
     tools: dict[str, ToolRule]
     shell_commands: dict[str, CommandRule] = field(default_factory=lambda: dict(SHELL_COMMANDS))
-    exit_code: re.Pattern[str] = re.compile(
-        r"(?:exit code|exited with code|exit status)[:=]?\s*(-?\d+)", re.I
-    )
+    exit_code: re.Pattern[str] = re.compile(EXIT_CODE)
+    tool_error: re.Pattern[str] | None = None
     timeout: re.Pattern[str] = re.compile(r"^(?:command )?timed out|\btimed out after\b", re.I | re.M)
     aliases: tuple[str, ...] = ()
 
@@ -78,15 +84,18 @@ def _strings(value: Any) -> list[str]:
 def shell_tool(command_arg: str, cwd_arg: str | None = None) -> ToolRule:
     """A generic shell tool whose `command_arg` holds a command line (a string or an argv list)."""
 
-    def classify(args: Mapping[str, Any], rules: HarnessRules) -> CallAccess:
-        command = args.get(command_arg, "")
-        if isinstance(command, list):  # an argv (Codex's `shell`): quote it back into one command line
-            command = shlex.join(str(c) for c in command)
-        cwd = args.get(cwd_arg) if cwd_arg else None
-        found = classify_shell(str(command), rules.shell_commands, cwd if isinstance(cwd, str) else None)
-        return CallAccess(found.ops, found.accesses)
+    def command(args: Mapping[str, Any]) -> str:
+        value = args.get(command_arg, "")
+        if isinstance(value, list):  # an argv (Codex's `shell`): quote it back into one command line
+            return shlex.join(str(c) for c in value)
+        return str(value)
 
-    return ToolRule(classify, generic_shell=True)
+    def classify(args: Mapping[str, Any], rules: HarnessRules) -> CallAccess:
+        cwd = args.get(cwd_arg) if cwd_arg else None
+        found = classify_shell(command(args), rules.shell_commands, cwd if isinstance(cwd, str) else None)
+        return CallAccess(found.ops, found.accesses, found.verifies)
+
+    return ToolRule(classify, generic_shell=True, command=command)
 
 
 def file_tool(op: Op, *path_args: str) -> ToolRule:
@@ -143,6 +152,7 @@ def rules_from(facts: HarnessFacts) -> HarnessRules:
         name=facts.name,
         tools={tool: _tool_rule(use) for tool, use in facts.tools.items()},
         exit_code=re.compile(facts.exit_code),
+        tool_error=re.compile(facts.tool_error) if facts.tool_error else None,
         aliases=facts.aliases,
     )
 

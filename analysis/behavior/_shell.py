@@ -7,6 +7,10 @@ redirections (`>`, `>>`, `<`), a table of common commands (`cat` reads its opera
 writes, `cp` reads sources and writes the target, ...), wrappers (`sudo`, `timeout 5`, `bash -lc '...'`),
 `cd` (relative paths are joined to it) and heredocs (whose bodies are stdin, or a patch for
 `apply_patch`). Unknown commands (`python x.py`, `make`) are "other": their effects are not visible.
+
+Two more facts come from the same walk: whether a command line checks the work (runs a test suite, or
+`git diff`/`git status`: `VERIFYING`), and whether its exit status is an answer rather than a failure
+(`grep -q` exits 1 for "no match", `diff` and `cmp` for "different", `test` for "false": `answer_exit`).
 """
 
 import re
@@ -44,12 +48,15 @@ class CommandRule:
         value_options: Options that take a value (`head -n 5`): the value is not an operand.
         leading_operands: Operands before the paths (`grep PATTERN`, `chmod MODE`).
         accesses: A custom rule for commands that both read and write (`cp`, `sed -i`).
+        answer_exits: Exit statuses that answer a question rather than report a failure (`grep`: 1 = no
+            line matched).
     """
 
     op: Op | None
     value_options: frozenset[str] = frozenset()
     leading_operands: int = 0
     accesses: Callable[[list[str], set[str], str | None], list[Access]] | None = None
+    answer_exits: frozenset[int] = frozenset()
 
 
 def _cp(operands: list[str], options: set[str], heredoc: str | None) -> list[Access]:
@@ -113,15 +120,19 @@ _GREP_VALUES = (
     "--type",
 )
 
+_NO = frozenset({1})  # "no match", "the files differ", "false": the answer, not a failure
+
 # The rules for common POSIX/GNU commands; harnesses extend it (see _rules.py).
 SHELL_COMMANDS: dict[str, CommandRule] = {
     **{c: _read("-n", "-c") for c in ("cat", "head", "tail", "less", "more", "tac", "nl", "bat")},
-    **{c: _read() for c in ("ls", "wc", "stat", "file", "md5sum", "sha1sum", "sha256sum", "diff", "cmp")},
+    **{c: _read() for c in ("ls", "wc", "stat", "file", "md5sum", "sha1sum", "sha256sum")},
     **{c: _read() for c in ("tree", "du", "realpath", "readlink", "xxd", "od", "strings", "sort", "uniq")},
     **{
-        c: CommandRule("read", frozenset(_GREP_VALUES), accesses=_pattern_first)
+        c: CommandRule("read", frozenset(_GREP_VALUES), accesses=_pattern_first, answer_exits=_NO)
         for c in ("grep", "egrep", "fgrep", "rg", "ag")
     },
+    **{c: CommandRule("read", answer_exits=_NO) for c in ("diff", "cmp")},
+    **{c: CommandRule(None, answer_exits=_NO) for c in ("test", "[", "[[")},
     "awk": CommandRule("read", frozenset({"-F", "-v"}), accesses=_pattern_first),
     "jq": CommandRule("read", frozenset({"--arg", "--argjson"}), accesses=_pattern_first),
     "sed": CommandRule("read", frozenset({"-e", "-f"}), accesses=_sed),
@@ -158,6 +169,38 @@ _GIT_READS = frozenset({"status", "diff", "log", "show", "blame", "grep", "ls-fi
 _GIT_WRITES = frozenset(
     {"add", "rm", "mv", "checkout", "restore", "apply", "commit", "reset", "stash", "merge"}
 )
+
+
+def _runs(*subcommands: str) -> Callable[[list[str]], bool]:
+    """The command's first operand is one of `subcommands` (`make test`, `go test`)."""
+    return lambda words: next((w for w in words[1:] if not w.startswith("-")), "") in subcommands
+
+
+def _python_module(words: list[str]) -> bool:
+    return "-m" in words[:-1] and words[words.index("-m") + 1] in ("pytest", "unittest", "doctest")
+
+
+def _always(words: list[str]) -> bool:
+    return True
+
+
+def _git_checks(words: list[str]) -> bool:
+    """`git diff` or `git status`, past git's own options (`git -C DIR diff`)."""
+    rest = list(words[1:])
+    while rest and rest[0].startswith("-"):
+        rest = rest[2:] if rest[0] in ("-C", "-c") else rest[1:]
+    return bool(rest) and rest[0] in ("diff", "status")
+
+
+# Commands that check the work rather than change it: a test suite, or git's view of the changes.
+VERIFYING: dict[str, Callable[[list[str]], bool]] = {
+    **{c: _always for c in ("pytest", "py.test", "tox", "nox", "jest", "vitest", "mocha", "ctest")},
+    **{c: _python_module for c in ("python", "python3")},
+    "make": _runs("test", "check", "tests"),
+    **{c: _runs("test", "t") for c in ("npm", "yarn", "pnpm", "bun")},
+    **{c: _runs("test") for c in ("go", "cargo", "dotnet", "mvn", "gradle")},
+    "git": _git_checks,
+}
 
 
 def _strip_heredocs(command: str) -> tuple[str, list[str]]:
@@ -295,6 +338,31 @@ class ShellAccess:
 
     ops: frozenset[Op]
     accesses: tuple[Access, ...]
+    verifies: bool = False
+
+
+def _inner_script(words: list[str]) -> str | None:
+    """The script of `bash -c SCRIPT` (`-lc`, `-ec`, ...), None for any other command."""
+    flags = [w for w in words[1:] if w.startswith("-") and not w.startswith("--")]
+    if words[0] in _SHELLS and any("c" in w for w in flags):
+        return next((w for w in words[1:] if not w.startswith("-")), "")
+    return None
+
+
+def answer_exit(command: str, code: int, rules: dict[str, CommandRule] = SHELL_COMMANDS) -> bool:
+    """Whether exit status `code` is the answer of the command line's last command (whose status the line
+    returns): `grep -q x f` exiting 1 found nothing, which is not a failed command."""
+    simple = _simple_commands(command)
+    words = _unwrap(_split_redirects(simple[-1].words)[0]) if simple else []
+    if not words:
+        return False
+    script = _inner_script(words)
+    if script is not None:
+        return answer_exit(script, code, rules)
+    if words[0] == "git":  # `git diff --quiet` / `--exit-code`: 1 = there are differences
+        return code == 1 and _runs("diff")(words) and bool({"--quiet", "--exit-code"} & set(words))
+    rule = rules.get(words[0].rsplit("/", 1)[-1])
+    return rule is not None and code in rule.answer_exits
 
 
 def classify_shell(
@@ -312,17 +380,17 @@ def classify_shell(
     """
     ops: set[Op] = set()
     found: list[Access] = []
+    verifies = False
     for simple in _simple_commands(command):
         words, redirects = _split_redirects(simple.words)
         words = _unwrap(words)
+        script = _inner_script(words) if words else None
         if not words:
             accesses: list[Access] = []
-        elif words[0] in _SHELLS and any(
-            w.startswith("-") and not w.startswith("--") and "c" in w for w in words[1:]
-        ):
-            script = next((w for w in words[1:] if not w.startswith("-")), "")
+        elif script is not None:
             inner = classify_shell(script, rules, cwd)  # an inner `cd` does not leak out
             ops |= inner.ops
+            verifies |= inner.verifies
             accesses = list(inner.accesses)
         elif words[0] == "cd":
             target = words[1] if len(words) > 1 else "~"
@@ -345,8 +413,11 @@ def classify_shell(
                     accesses = [Access(rule.op, p) for p in operands if not p.isdigit()] if rule.op else []
                 if rule.op and (accesses or not (rule.op == "read" and simple.stdin_fed)):
                     ops.add(rule.op)
+        if words and script is None:
+            check = VERIFYING.get(words[0].rsplit("/", 1)[-1])
+            verifies |= check is not None and check(words)
         for access in accesses + redirects:
             ops.add(access.op)
             if access.resource and access.resource not in _IGNORED_PATHS:
                 found.append(Access(access.op, normalize_path(access.resource, cwd)))
-    return ShellAccess(frozenset(ops), tuple(found))
+    return ShellAccess(frozenset(ops), tuple(found), verifies)

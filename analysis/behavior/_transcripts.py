@@ -7,6 +7,12 @@ messages). A call's result is looked up by call id in ToolEvents first, then in 
 the final messages; ids are compared without punctuation and allowing truncation, because OpenClaw
 rewrites them (`call_2f…` -> `call2f…`, at most 40 characters).
 
+A result failed when its error field says so (a ToolEvent's or tool message's `error`, or the metadata
+`is_error` the proxy sets where the harness marked it: Claude Code's `tool_result.is_error`), when a
+non-shell tool's whole result is the harness's own failure report (`HarnessRules.tool_error`, for wire
+APIs without an error field), or, for the shell, by the exit status read where the harness writes it.
+An exit status that answers a question (`grep -q` exiting 1: no match) is `answer_exit`, not a failure.
+
 Logs are read one at a time, each whole with `read_eval_log` (linear in samples once the garbage
 collector is paused); `read_eval_log_samples` re-opens the zip per sample and is super-linear
 (measured with Inspect 0.3.285: 63 s for 3000 samples).
@@ -33,23 +39,28 @@ from forge_eval.analysis.behavior._gc import gc_paused
 from forge_eval.analysis.behavior._records import RolloutKey, parse_failed, read_parse_verdicts
 from forge_eval.analysis.behavior._rules import CallAccess, HarnessRules, rules_for
 from forge_eval.analysis.behavior._services import service_access, service_tool
+from forge_eval.analysis.behavior._shell import answer_exit
+from forge_eval.proxy.records import TOOL_ERROR_KEY
 from forge_eval.rundir import RunDir, ToolSpec, read_tool_specs, read_trials
 
 CALL_COLUMNS = [
     "task_id", "seed", "epoch", "harness", "call_index", "turn", "tool", "arguments", "result",
-    "failed", "error_kind", "access", "accesses", "reads", "writes", "service", "generic_shell",
+    "failed", "error_kind", "access", "accesses", "reads", "writes", "service", "generic_shell", "verifies",
 ]  # fmt: skip
 ROLLOUT_COLUMNS = [
     "task_id", "seed", "epoch", "harness", "passed", "score", "n_calls", "n_turns", "ended_malformed",
     "records", "services", "required_tools", "plan", "category", "difficulty", "harness_named",
 ]  # fmt: skip
 
-# Text a model wrote when it meant to call a tool but the payload did not parse into a call:
-# Hermes/Qwen `<tool_call>`, Llama `<function=`, Mistral `[TOOL_CALLS]`, bare JSON {"name", "arguments"}.
+# A turn whose text *is* a tool-call payload that did not parse into a call (it starts with one, after an
+# optional code fence): Hermes/Qwen `<tool_call>`, Llama `<function=`, Mistral `[TOOL_CALLS]`, bare JSON
+# {"name", "arguments"}. An answer that quotes such a payload in its prose is an answer.
 _TOOL_CALL_TEXT = re.compile(
-    r"<tool_call>|<function[=>]|\[TOOL_CALLS\]|<\|tool_call"
-    r"|\"(?:name|function)\"\s*:\s*\"[\w.-]+\"\s*,\s*\"(?:arguments|parameters|args)\"\s*:"
+    r"\A\s*(?:```\w*\s*)?(?:<tool_call>|<function[=>]|\[TOOL_CALLS\]|<\|tool_call"
+    r"|\{\s*\"(?:name|function)\"\s*:\s*\"[\w.-]+\"\s*,\s*\"(?:arguments|parameters|args)\"\s*:)"
 )
+#: error_kind values that are not failures: "" (it worked) and an exit status that is an answer
+NOT_FAILED = frozenset({"", "answer_exit"})
 _MCP_PREFIX = re.compile(r"^mcp__.+?__")
 _ATTACHMENT = "attachment://"
 _to_float = value_to_float()
@@ -147,7 +158,10 @@ def _results(sample: EvalSample, attachments: _Attachments) -> dict[str, _Result
     def add_messages(messages: Iterable[Any]) -> None:
         for message in messages:
             if isinstance(message, ChatMessageTool):
-                result = _Result(attachments.text(message.content), message.error)
+                text = attachments.text(message.content)
+                marked = (message.metadata or {}).get(TOOL_ERROR_KEY) is True
+                error = message.error or (ToolCallError("unknown", text) if marked else None)
+                result = _Result(text, error)
                 found.setdefault(_id_key(message.tool_call_id), result)
 
     for event in sample.events:
@@ -177,12 +191,20 @@ def _find_result(results: dict[str, _Result], call_id: str) -> _Result | None:
 _TIMEOUT_EXIT = 124  # the status GNU `timeout` (and harnesses following it) give a killed command
 
 
-def _error_kind(result: _Result | None, call: ToolCall, access: ToolCallAccess, rules: HarnessRules) -> str:
-    """How the call failed: "malformed", "timeout", "nonzero_exit", "tool_error", or "" (it did not).
+def _error_kind(
+    result: _Result | None,
+    call: ToolCall,
+    arguments: Mapping[str, Any],
+    access: ToolCallAccess,
+    rules: HarnessRules,
+) -> str:
+    """How the call failed: "malformed", "timeout", "nonzero_exit", "tool_error", "" (it did not), or
+    "answer_exit" (a non-zero exit status that is the command's answer, not a failure).
 
-    Result text is only trusted for the shell tool, whose output format the harness controls: the exit
-    status it reports decides; without one, a timeout message. Other tools' text is data (a file that
-    mentions "timed out" is not a timeout), so only their error field counts.
+    Result text is trusted only where the harness writes it: the shell's exit status at its place in the
+    result (`HarnessRules.exit_code`), without one a timeout message, and a non-shell tool's failure report
+    that is the whole result (`HarnessRules.tool_error`). Other text is data (a log that says `exit
+    status: 2`, a file that mentions "timed out"), so otherwise only the error field counts.
     """
     if call.parse_error or (result and result.error and result.error.type == "parsing"):
         return "malformed"
@@ -191,13 +213,20 @@ def _error_kind(result: _Result | None, call: ToolCall, access: ToolCallAccess, 
     if result.error and result.error.type == "timeout":
         return "timeout"
     if access.generic_shell:
-        code = rules.exit_code.search(result.text)
-        if code is not None and int(code.group(1)) == _TIMEOUT_EXIT:
+        found = rules.exit_code.search(result.text)
+        code = int(found.group(1)) if found else None
+        if code == _TIMEOUT_EXIT:
             return "timeout"
-        if code is not None and int(code.group(1)) != 0:
+        rule = rules.tools.get(tool_name(call.function))
+        command = rule.command(arguments) if rule and rule.command else ""
+        if code and answer_exit(command, code, rules.shell_commands):
+            return "answer_exit"
+        if code:
             return "nonzero_exit"
         if code is None and rules.timeout.search(result.text):
             return "timeout"
+    elif rules.tool_error is not None and rules.tool_error.search(result.text):
+        return "tool_error"
     return "tool_error" if result.error else ""
 
 
@@ -240,7 +269,7 @@ def _call_row(
         "tool": tool_name(call.function) if call else "",
         "arguments": arguments,
         "result": result.text if result else None,
-        "failed": bool(error_kind),
+        "failed": error_kind not in NOT_FAILED,
         "error_kind": error_kind,
         "access": access_kind(set(classified.access.ops)),
         "accesses": accesses,
@@ -248,6 +277,7 @@ def _call_row(
         "writes": tuple(r for op, r in accesses if op == "write"),
         "service": classified.service,
         "generic_shell": classified.generic_shell,
+        "verifies": classified.access.verifies,
     }
 
 
@@ -312,7 +342,7 @@ def sample_calls(
             result = _find_result(results, call.id)
             text = result.text if result else None
             classified = classify_call(tool, arguments, rules, services, specs, text)
-            kind = _error_kind(result, call, classified, rules)
+            kind = _error_kind(result, call, arguments, classified, rules)
             rows.append(_call_row(key, len(rows), turn, call, arguments, result, classified, kind))
     return SampleCalls(rows, len(events), last_malformed, records)
 

@@ -34,7 +34,7 @@ from forge_eval.harnesses._claw_loop import ClawLoopHarness
 from forge_eval.harnesses._codex import CodexHarness
 from forge_eval.harnesses._environment import TaskEnvironment, serve_tools
 from forge_eval.harnesses._external import ExternalHarness, Launch, ProxyEndpoint
-from forge_eval.harnesses._facts import HarnessFacts, TaggingCues, ToolUse
+from forge_eval.harnesses._facts import EXIT_CODE, HarnessFacts, TaggingCues, ToolUse
 from forge_eval.harnesses._harness import Harness
 from forge_eval.harnesses._lookup import facts_among
 from forge_eval.harnesses._npm import NpmPackage, ensure_installed, npm_prefix
@@ -110,6 +110,7 @@ __all__ = [
     "ATLAS_SCORES_FILE",
     "ATLAS_SCRIPT_FILE",
     "ENTRY_POINT_GROUP",
+    "EXIT_CODE",
     "HARNESSES",
     "AtlasLoopHarness",
     "BrowserEpisode",

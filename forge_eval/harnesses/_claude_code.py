@@ -48,7 +48,8 @@ FACTS = HarnessFacts(
         "TodoWrite": OTHER,
         "Task": OTHER,
     },
-    exit_code=r"(?m)^Exit code:?\s*(-?\d+)",
+    # a failed Bash result starts with `Exit code N` (and carries is_error); the rest is the output
+    exit_code=r"\AExit code:? (-?\d+)(?:\n|\Z)",
 )
 
 

@@ -32,7 +32,13 @@ FACTS = HarnessFacts(
         "write_stdin": OTHER,
         "update_plan": OTHER,
     },
-    exit_code=r"(?:Process exited with code|Exit code:)\s*(-?\d+)",
+    # the header of exec_command's result (Chunk ID, Wall time, Process exited with code N, ...) ends at
+    # the `Output:` line; the status is read there only
+    exit_code=r"\A(?:(?!Output:\n)[^\n]*\n)*?(?:Process exited with code|Exit code:) (-?\d+)(?:\n|\Z)",
+    # Responses' function_call_output has no error field: Codex's own failure messages of its non-shell
+    # tools (view_image of a missing file, a patch that does not apply), as 0.171 words them
+    tool_error=r"\A(?:unable to (?:locate|read|process) image|apply_patch verification failed|"
+    r"failed to parse function arguments)",
 )
 
 

@@ -74,8 +74,10 @@ class TaggingCues:
     planning_tools: tuple[str, ...] = ()
 
 
-#: The default form of a failed shell command in a tool result (`exit status: 2`, `exit code 1`).
-EXIT_CODE = r"(?i)(?:exit code|exited with code|exit status)[:=]?\s*(-?\d+)"
+#: The default form of a failed shell command: the `exit status: N` line forge-eval's own shell tool
+#: (`_shell.py`) appends as the result's last line. Anchored there, so a log that mentions an exit status
+#: elsewhere in the output is data, not the command's status.
+EXIT_CODE = r"(?:\A|\n)exit status: (-?\d+)\s*\Z"
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,12 @@ class HarnessFacts:
         aliases: Other names the harness goes by in logs and records (`codex_cli`, `claude_code`).
         tagging: Role-tagging cues.
         tools: The harness's own tools -> how they touch files.
-        exit_code: Regex (flags inline) whose group 1 is a non-zero exit status in a shell result.
+        exit_code: Regex (flags inline) whose group 1 is the exit status in a shell result, anchored to
+            the place the harness writes it (a header, the first or last line), never anywhere in the output.
+        tool_error: Regex (flags inline) that matches a non-shell tool's whole result when it is the
+            harness's own report of the tool's failure, for harnesses whose wire API has no error field
+            (OpenClaw's `{"status": "error", "tool": ...}` over chat completions, Codex's messages over
+            Responses); None where failures are structured (Anthropic's `is_error`, Inspect's ToolEvent).
     """
 
     name: str
@@ -95,6 +102,7 @@ class HarnessFacts:
     tagging: TaggingCues = field(default_factory=TaggingCues)
     tools: dict[str, ToolUse] = field(default_factory=dict)
     exit_code: str = EXIT_CODE
+    tool_error: str | None = None
 
     def answers_to(self, name: str | None) -> bool:
         return name is not None and (name == self.name or name in self.aliases)

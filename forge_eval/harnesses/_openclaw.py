@@ -35,7 +35,10 @@ FACTS = HarnessFacts(
         "apply_patch": ToolUse("patch", ("input",)),
         "process": OTHER,
     },
-    exit_code=r"(?i)(?:exited with code|exit code)[:=]?\s*(-?\d+)",
+    # exec's result ends with `(Command exited with code N)` when N != 0
+    exit_code=r"\(Command exited with code (-?\d+)\)\s*\Z",
+    # over chat completions (no error field) a failed tool's whole result is this JSON object
+    tool_error=r'\A\{\s*"status":\s*"error",\s*"tool":',
 )
 
 

@@ -3,6 +3,12 @@
 The canonical request *is* an OpenAI chat-completions body (messages + function tools), because that is
 what every upstream we serve from (vLLM, SGLang, llama.cpp, Inspect) accepts, so the served request can be
 stored as-is. The completions API is the one exception: it carries a raw `prompt` instead of messages.
+
+One field is ours: a `tool` message whose result the harness marked as its tool's failure carries
+`is_error: true` (`records.TOOL_ERROR_KEY`; Anthropic's `tool_result.is_error`). Chat upstreams ignore
+message fields they do not know (vLLM, SGLang and llama.cpp read role, content, tool_calls,
+tool_call_id), so the body is still sent as-is, and the record keeps the status as part of the request
+served.
 """
 
 from dataclasses import dataclass, field

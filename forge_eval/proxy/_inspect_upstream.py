@@ -4,18 +4,31 @@ Calls go through `Model.generate()`, which records the event in the transcript o
 context the call runs in: serve the proxy from inside the sample (`serve_in_task`) so that its request
 handlers inherit that context. This is the in-process path (~15 ms/call in Inspect's own bridge,
 measured) rather than the sandbox bridge's ~2 s file-polling.
+
+A tool result the harness marked as failed (`is_error`) is marked in the transcript as the message's
+metadata `is_error`, not as Inspect's `ChatMessageTool.error`: providers render an error in their own way
+(OpenAI-style ones send `Error: <message>` instead of the content), which would change the prompt the
+harness sent, while metadata is never sent to a model.
 """
 
 import json
 import time
 from typing import Any
 
-from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput, get_model, messages_from_openai
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageTool,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    get_model,
+    messages_from_openai,
+)
 from inspect_ai.tool import ToolFunction, ToolInfo, ToolParams
 
 from forge_eval.proxy._canonical import CanonicalRequest, CanonicalResponse, ToolCall
 from forge_eval.proxy._upstream import UpstreamError, UpstreamResult, http_error_kind
-from forge_eval.proxy.records import ErrorKind, UpstreamFailure
+from forge_eval.proxy.records import TOOL_ERROR_KEY, ErrorKind, UpstreamFailure
 
 _FINISH = {
     "stop": "stop",
@@ -53,6 +66,16 @@ def _arguments(call: Any) -> str:
         return json.dumps(call.arguments)
     quoted = call.parse_error.partition("\n\n")[2].rpartition("\n\nError details:")[0]
     return quoted or call.parse_error
+
+
+async def _inspect_messages(chat: list[dict[str, Any]]) -> list[ChatMessage]:
+    """The request's messages as Inspect's, the harness's tool error statuses in their metadata."""
+    failed = {m.get("tool_call_id") for m in chat if m.get("role") == "tool" and m.get(TOOL_ERROR_KEY)}
+    messages: list[ChatMessage] = await messages_from_openai(chat)  # type: ignore[arg-type]
+    for message in messages:
+        if isinstance(message, ChatMessageTool) and message.tool_call_id in failed:
+            message.metadata = {**(message.metadata or {}), TOOL_ERROR_KEY: True}
+    return messages
 
 
 def _response(output: ModelOutput) -> CanonicalResponse:
@@ -118,7 +141,7 @@ class InspectUpstream:
         config = self.config.merge(
             GenerateConfig(max_tokens=served.get("max_tokens"), stop_seqs=request.stop, **pinned)
         )
-        messages: list[ChatMessage] = await messages_from_openai(request.messages)  # type: ignore[arg-type]
+        messages = await _inspect_messages(request.messages)
         tools = [_tool_info(t) for t in request.tools]
         t_start = time.time()
         try:

@@ -19,6 +19,10 @@ Termination = Literal[
 ]
 RoleTag = Literal["action", "answer", "subagent", "compaction", "title", "aux", "planner"]
 
+#: `served_request`'s tool messages carry `is_error: true` where the harness marked its tool's failure
+#: (Anthropic's `tool_result.is_error`); the Inspect upstream copies it into the message's metadata.
+TOOL_ERROR_KEY = "is_error"
+
 
 class UpstreamFailure(BaseModel):
     """One failed attempt at the upstream (a retried or terminal error)."""

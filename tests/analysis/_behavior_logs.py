@@ -49,6 +49,7 @@ class Call:
     parse_error: str | None = None
     result_id: str | None = None  # the id in the next input, when the harness rewrites it (OpenClaw)
     call_id: str | None = None
+    marked: bool = False  # the proxy's `is_error` metadata (a harness marked the failure: Claude Code)
 
 
 @dataclass
@@ -123,6 +124,7 @@ def sample(
                     tool_call_id=spec.result_id or call.id,
                     function=call.function,
                     error=error,
+                    metadata={"is_error": True} if spec.marked else None,
                 )
             )
     return EvalSample(

@@ -80,7 +80,7 @@ def test_report_gets_a_behavior_section(analyzed) -> None:
     page = (rl / "report.html").read_text()
     assert 'id="behavior"' in page
     assert "Generic shell" in page and "<svg" in page
-    assert "read one of them back after writing it" in page  # definitions sit next to the numbers
+    assert "read one of the written resources back after writing it" in page  # definitions by the numbers
     assert "Compared with" in page
     section = behavior_section(rl)
     assert section is not None and section.title == "Behavior"

@@ -28,6 +28,9 @@ from tests.proxy._harnesses import NODE24_BIN, NPM_BIN, codex_args, openclaw_arg
 SEED = 5
 COMMANDS = ["printf hi > hello.txt", "cat hello.txt", "ls missing_dir"]
 PROMPT = "create hello.txt containing hi, then check it"
+MISSING = "missing_notes.txt"  # relative: inside the workspace, where every harness may read
+# each harness's own non-shell tool that reads a file, and its path argument: the failed read at the end
+READ_TOOLS = {"Read": "file_path", "read": "path", "view_image": "path"}
 
 pytestmark = pytest.mark.slow
 
@@ -96,9 +99,12 @@ def _policy(messages, tools, tool_choice, config) -> ModelOutput:
     done = sum(isinstance(m, ChatMessageTool) for m in messages)
     names = {t.name for t in tools}
     shell = next((h for h in HARNESS_RUNS.values() if h.shell_tool in names), None)
+    read = next((r for r in READ_TOOLS if r in names), None)
     if shell is not None and done < len(COMMANDS):
         arguments = {shell.command_arg: COMMANDS[done]}
         output = ModelOutput.for_tool_call("mockllm/model", shell.shell_tool, arguments)
+    elif read is not None and done == len(COMMANDS):
+        output = ModelOutput.for_tool_call("mockllm/model", read, {READ_TOOLS[read]: MISSING})
     else:
         output = ModelOutput.from_content("mockllm/model", "Done: hello.txt contains hi.")
     output.usage = ModelUsage(input_tokens=10, output_tokens=5, total_tokens=15)
@@ -180,3 +186,13 @@ def test_proxy_records_of_the_run_join_the_sample(harness_run: tuple[str, Path])
     t = read_run_transcripts(harness_run[1])
     assert t.rollouts["records"].tolist() == ["matched"]
     assert t.rollouts["ended_malformed"].tolist() == [False]
+
+
+def test_a_failed_read_is_a_tool_error(harness_run: tuple[str, Path]) -> None:
+    """The harness's own read tool on a missing file (Claude Code `Read`, OpenClaw `read`, Codex
+    `view_image`) failed: the transcript must say so, whatever the harness's way of saying it."""
+    t = read_run_transcripts(harness_run[1])
+    reads = t.calls[t.calls["tool"].isin(list(READ_TOOLS))]
+    assert len(reads) == 1, t.calls["tool"].tolist()
+    assert reads["error_kind"].tolist() == ["tool_error"], reads["result"].tolist()
+    assert reads["failed"].all()

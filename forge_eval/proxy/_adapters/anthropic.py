@@ -1,6 +1,8 @@
 """Anthropic Messages (`/v1/messages`, Claude Code): content blocks <-> chat messages, SSE with pings.
 
-`tool_result` blocks of a user turn become chat `tool` messages placed before the rest of that turn;
+`tool_result` blocks of a user turn become chat `tool` messages placed before the rest of that turn, with
+`is_error: true` kept on the message when the harness marked its tool's failure (Claude Code does, e.g. a
+`Read` of a missing file): the chat API has no such field, but the record and the transcript need it;
 Claude Code's mid-conversation `system` messages stay system messages.
 """
 
@@ -11,6 +13,7 @@ from typing import Any
 from forge_eval.proxy._adapters._adapter import ADAPTERS, Adapter, ConversationStore, new_id, sse
 from forge_eval.proxy._adapters._fields import common_fields, field, required
 from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
+from forge_eval.proxy.records import TOOL_ERROR_KEY
 
 _ERROR_TYPES = {
     400: "invalid_request_error",
@@ -58,7 +61,8 @@ def _user(content: Any, where: str) -> list[dict[str, Any]]:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "tool_result":
             text = _text(block.get("content", ""), f"{where}.content[{j}].content")
-            results.append({"role": "tool", "tool_call_id": str(block.get("tool_use_id")), "content": text})
+            result = {"role": "tool", "tool_call_id": str(block.get("tool_use_id")), "content": text}
+            results.append(result | ({TOOL_ERROR_KEY: True} if block.get("is_error") is True else {}))
         elif kind == "text":
             parts.append({"type": "text", "text": str(block.get("text", ""))})
         elif kind == "image":
