@@ -14,9 +14,10 @@ through a forward on its node's loopback), the verifier reads the sandbox's work
 can cross machines. Only the `RolloutSpec` goes out and the `RolloutOutcome` (verdict included) comes back,
 over Ray's own channel, which the sandbox cannot reach: the grade is trusted as on the local backend.
 
-A lost node (raylet, worker process) ends the rollout `evicted`; its sandbox ends with the actor's process
-(bubblewrap's `--die-with-parent`; Ray's workers exit when their raylet is gone). The actor belongs to the
-trainer's process (not detached), so a trainer that dies takes its actors and their sandboxes along.
+A lost node (raylet, worker process) ends the rollout `evicted`; its sandbox ends with the actor, which
+ends itself when its raylet is gone (bubblewrap's `--die-with-parent` covers a killed actor). The actor
+belongs to the trainer's process (not detached), so a trainer that dies takes its actors and their
+sandboxes along.
 """
 
 import asyncio
@@ -25,6 +26,7 @@ import functools
 import ipaddress
 import json
 import logging
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -42,6 +44,7 @@ from forge_eval.training.rollouts import default_program
 logger = logging.getLogger(__name__)
 
 _LOGS_TIMEOUT_S = 10.0
+_LIFELINE_S = 0.5
 
 
 def _is_loopback(host: str) -> bool:
@@ -68,6 +71,18 @@ class RolloutActor:
     def __init__(self, program: RolloutProgram, options: dict[str, Any]) -> None:
         self.backend = LocalBackend(program, max_concurrent=1, **options)
         self.handle: RolloutHandle | None = None
+        self._lifeline: asyncio.Task[None] | None = None
+
+    async def _follow_raylet(self, raylet: int) -> None:
+        """End the sandbox and this process once the raylet (its parent) is gone: Ray leaves a worker
+        running when its raylet is killed and not reaped, and the trainer has already counted the rollout
+        `evicted`, so the sandbox would run on unwatched."""
+        while os.getppid() == raylet:
+            await asyncio.sleep(_LIFELINE_S)
+        try:
+            await asyncio.wait_for(self.stop(), _LOGS_TIMEOUT_S)
+        finally:
+            os._exit(1)
 
     async def start(self, spec: RolloutSpec, trainer_ip: str) -> str:
         """Start the sandbox; returns this node's id."""
@@ -82,6 +97,7 @@ class RolloutActor:
                 hint="serve the proxy's data plane on the trainer's cluster address (forge-eval proxy serve "
                 "--host <ip>) and set proxy_url to it in agent_loops.yaml",
             )
+        self._lifeline = asyncio.get_running_loop().create_task(self._follow_raylet(os.getppid()))
         self.handle = await self.backend.start(spec)
         return ray.get_runtime_context().get_node_id()
 
