@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urljoin
@@ -37,6 +37,7 @@ from forge_eval.benchmarks.web._launch import (
 )
 from forge_eval.benchmarks.web._policy import NetworkPolicy, Refused, origin
 from forge_eval.benchmarks.web._trajectory import Observation, Step, Trajectory
+from forge_eval.harnesses.molmoweb import EXIT_TAG
 
 if TYPE_CHECKING:
     from playwright.async_api import (
@@ -58,6 +59,8 @@ LINGER_S = 5.0
 MAX_REDIRECTS = 20
 #: Refusals one step's error lists (a page can make many requests; the first few say enough).
 SHOWN_REFUSALS = 3
+#: What marks an answer among the messages to the user (MolmoWeb's runner prefers it to a plain message).
+ANSWER_TAG = "[ANSWER]"
 
 _REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 _BODY_HEADERS = ("content-type", "content-length")
@@ -233,6 +236,9 @@ class WebEnv:
         aria: Include the ARIA snapshot in observations (and the trajectory).
         elements: Include the numbered list of visible interactive elements in observations.
         max_steps: Step cap of the episode (the protocol's `max_steps`); None = no cap.
+
+    `end_on_exit` (set by the harness): as in MolmoWeb's runner, only a message to the user that starts
+    with `[EXIT]` ends the episode (or the cap); answers and infeasibility reports are steps like others.
     """
 
     def __init__(
@@ -249,6 +255,7 @@ class WebEnv:
         self.world = world
         self.aria = aria
         self.elements = elements
+        self.end_on_exit = False
         self.trajectory = Trajectory(task="", start_url="")
         self.done = False
         self._session: BrowserSession | None = None
@@ -502,40 +509,64 @@ class WebEnv:
 
     # ----- steps ------------------------------------------------------------------------------------
 
-    async def step(self, action: Action | dict[str, Any], thought: str | None = None) -> Observation:
+    async def step(
+        self,
+        action: Action | dict[str, Any],
+        thought: str | None = None,
+        parts: Sequence[Action | dict[str, Any]] | None = None,
+    ) -> Observation:
         """Perform `action`, let the page settle, observe, and record the step.
 
-        A failed action (a bad argument, a page that will not load) is recorded with its error and the
-        episode goes on; a crashed browser raises `BrowserCrashedError`.
+        `parts`: the browser actions that carry `action` out, performed in order as this one step (the
+        first failure ends them); `action` is then only recorded. A failed action (a bad argument, a page
+        that will not load) is recorded with its error and the episode goes on; a crashed browser raises
+        `BrowserCrashedError`.
         """
         if self.done:
             reason = "the step limit was reached" if self.at_step_limit else "an answer or report was sent"
             raise ActionError(f"the episode has ended ({reason})")
+        raw = [action] if parts is None else list(parts)
         try:
-            parsed = action if isinstance(action, Action) else parse_action(action)
+            parsed = [a if isinstance(a, Action) else parse_action(a) for a in raw]
         except ActionError as e:
             obs = await self.observe()
-            self._record(action if isinstance(action, dict) else {"name": "?"}, obs, thought, str(e))
+            recorded = action.to_dict() if isinstance(action, Action) else action
+            self._record(recorded if isinstance(recorded, dict) else {"name": "?"}, obs, thought, str(e))
             self.done = self.at_step_limit
             return obs
         error = None
         mark = len(self.refusals)
         try:
-            async with self._guard():
-                await asyncio.wait_for(self._perform(parsed), self.config.step_timeout_s)
+            for part in parsed:
+                async with self._guard():
+                    await asyncio.wait_for(self._perform(part), self.config.step_timeout_s)
+                self._note(part)
         except ActionError as e:
             error = str(e)
         except TimeoutError:
             error = f"the action did not finish within {self.config.step_timeout_s:.0f} s"
-        if parsed.name == "send_msg_to_user":
-            self.trajectory.answer = parsed.args["msg"]
-        elif parsed.name == "report_infeasible":
-            self.trajectory.infeasible = parsed.args["reason"]
         obs = await self.observe()
         error = error or self.refused_since(mark)
-        self._record(parsed.to_dict(), obs, thought, error)
-        self.done = parsed.spec.terminal or self.at_step_limit
+        recorded = action.to_dict() if isinstance(action, Action) else dict(action)
+        self._record(parsed[0].to_dict() if parts is None else recorded, obs, thought, error)
+        self.done = any(self._ends(p) for p in parsed) or self.at_step_limit
         return obs
+
+    def _note(self, action: Action) -> None:
+        """Keep an answer or report for the judges (as MolmoWeb's runner reads them when `end_on_exit`:
+        an `[ANSWER]` message is not replaced by a plain one, `[EXIT]` and reports are not answers)."""
+        if action.name == "send_msg_to_user":
+            msg, kept = action.args["msg"], self.trajectory.answer or ""
+            replaces = not msg.startswith(EXIT_TAG) and (ANSWER_TAG in msg or ANSWER_TAG not in kept)
+            if not self.end_on_exit or replaces:
+                self.trajectory.answer = msg
+        elif action.name == "report_infeasible" and not self.end_on_exit:
+            self.trajectory.infeasible = action.args["reason"]
+
+    def _ends(self, action: Action) -> bool:
+        if self.end_on_exit:
+            return action.name == "send_msg_to_user" and action.args["msg"].startswith(EXIT_TAG)
+        return action.spec.terminal
 
     @property
     def at_step_limit(self) -> bool:

@@ -1,7 +1,8 @@
 """The protocol record of the live-web benchmarks (WebVoyager, Online-Mind2Web): which elements are
 upstream's, read from the pinned trees at run time, and which are ours.
 
-Official: the MolmoWeb harness as MolmoWeb's own agent (its prompt template, its sampling), the
+Official: the MolmoWeb harness as MolmoWeb's own agent run as its benchmark runner runs it (its prompt
+template, its sampling, the runner's history length, step cap, step accounting and ending), the
 benchmark's judge as upstream's code (prompt, messages, verdict rule), the official judge model, the
 task file of the chosen version, the live web with any Chromium. A run is comparable when it used all
 of them; the text variants (agent or judge), another harness, another judge model, local clones instead
@@ -21,7 +22,15 @@ from forge_eval.benchmarks.web._config import browser_build
 from forge_eval.benchmarks.web._upstream import MOLMOWEB_TREE, locate_tree, locate_version
 from forge_eval.benchmarks.web.judges import judge_source
 from forge_eval.harnesses import HARNESSES
-from forge_eval.harnesses.molmoweb import AGENT_FILE, upstream_agent
+from forge_eval.harnesses.molmoweb import (
+    AGENT_FILE,
+    EPISODE_FILE,
+    EXIT_TAG,
+    RUNNER_FILE,
+    loop_settings,
+    runner_settings,
+    upstream_agent,
+)
 from forge_eval.rundir import (
     NotRecorded,
     NotUsed,
@@ -35,6 +44,13 @@ from forge_eval.rundir import (
 )
 
 OFFICIAL_HARNESS = "molmoweb"
+#: What MolmoWeb's runner episode (`Episode.run_episode` of `EPISODE_FILE`, whose hash the record keeps)
+#: does at the pinned commit: one step per `predict_action`, ended by `[EXIT]`, `max_steps`, or a
+#: prediction error (a missing reply).
+RUNNER_EPISODE = {
+    "step": "one per agent action",
+    "ends": f"a message starting with {EXIT_TAG}, the step cap, or no reply",
+}
 
 
 @dataclass(frozen=True)
@@ -64,11 +80,7 @@ class LiveProtocol:
         return ProtocolRecord(
             elements=[
                 self._task_set(run, version),
-                element(
-                    "harness",
-                    _harness(OFFICIAL_HARNESS, self.default_max_steps),
-                    _harness(run.harness, args.get("max_steps", self.default_max_steps)),
-                ),
+                self._harness(run, upstream_dir),
                 *self._agent(run, upstream_dir),
                 element(
                     "judge_model",
@@ -95,6 +107,28 @@ class LiveProtocol:
         except ForgeError as e:
             official = NotRecorded(why=f"the task file could not be read: {e}")
         return run.task_set_element(official)
+
+    def _harness(self, run: RunUsed, upstream_dir: str | None) -> ProtocolElement:
+        """MolmoWeb's runner (its `run` defaults and its episode) against the loop this run used."""
+        tree = locate_tree(MOLMOWEB_TREE, upstream_dir)
+        settings = runner_settings(tree)
+        runner = {k: settings[k] for k in ("max_steps", "max_past_steps", "max_past_images")}
+        name = {"name": OFFICIAL_HARNESS, "version": HARNESSES.get(OFFICIAL_HARNESS).version}
+        where = {"repo": MOLMOWEB_TREE.repo, "commit": MOLMOWEB_TREE.revision}
+        official = Upstream.file(
+            tree,
+            **where,
+            path=RUNNER_FILE,
+            symbol=f"run's defaults; {EPISODE_FILE}: Episode.run_episode",
+            value={**name, **runner, **RUNNER_EPISODE},
+        )
+        max_steps = run.task_args.get("max_steps", self.default_max_steps)
+        if run.harness == OFFICIAL_HARNESS and run.task_args.get("observation", "auto") != "text":
+            ours: Any = Value(value={**name, **loop_settings(upstream_agent(tree), max_steps)})
+        else:
+            ours = _harness(run.harness, max_steps)
+        episode = Upstream.file(tree, **where, path=EPISODE_FILE, symbol="Episode.run_episode")
+        return element("harness", official, ours, note=f"runner episode sha256 {episode.sha256[:12]}")
 
     def _agent(self, run: RunUsed, upstream_dir: str | None) -> list[ProtocolElement]:
         tree = locate_tree(MOLMOWEB_TREE, upstream_dir)

@@ -1,18 +1,22 @@
 """The MolmoWeb harness: the JSON-action browser loop WebVoyager (Fara-595) is run with.
 
-With a model that sees images this is MolmoWeb's own agent, run from its pinned tree
-(`agent/multimodal_agent.py`, the `molmoweb_tree` option): its `MultimodalAgent` with its defaults
-(the `molmo_web_think` system message, its last 3 steps as text, temperature 0.7 and top_p 0.8) builds
-each request, one user message of its prompt template and the current screenshot, and reads the reply
-(`{"thought": ..., "action": {...}}`, percent coordinates) into an action; the request goes to the Inspect
-model of the run and the action to the sample's browser. `send_msg_to_user` ends the episode with the
-answer, `report_infeasible` (also what upstream makes of an unreadable reply) as impossible, and the
-episode's step cap (`max_steps`, a run option) ends it otherwise.
+With a model that sees images this is MolmoWeb's own agent run as MolmoWeb's own benchmark runner runs it,
+from its pinned tree (the `molmoweb_tree` option): its `MultimodalAgent` (`agent/multimodal_agent.py`) built
+with the runner's settings, read from the tree at run time (`run`'s defaults in `benchmarks/benchmarks.py`:
+10 past steps as text, no past images, temperature 0.7, top_p 0.8; `SYSTEM_MESSAGE` of
+`benchmarks/evaluate.py`), builds each request (one user message of its prompt template and the current
+screenshot) and reads the reply (`{"thought": ..., "action": {...}}`, percent coordinates) into an
+action; the request goes to the Inspect model of the run and the action to the sample's browser. As in
+the runner's `Episode.run_episode` (`utils/eval_utils/episode.py`), each of the agent's actions is one
+step of the cap, whatever number of browser actions carries it out (a type-at-a-point is a click, a
+select-all, the text and Enter); the episode ends only on a message that starts with `[EXIT]`, at the
+cap, or when the model returns nothing (upstream's prediction error). An answer, an infeasibility report
+and an unreadable reply (which upstream's agent turns into `report_infeasible`) are steps like any other.
 
 Models that cannot read images (the embedded CPU models, or `observation="text"`) get forge-eval's own
 text variant instead: our system prompt listing the actions, the task, the page's visible interactive
-elements with their coordinates and the start of its ARIA snapshot. That is not the official protocol;
-results with it are marked in the sample metadata (`prompt`).
+elements with their coordinates and the start of its ARIA snapshot; it ends at the first answer or
+report. That is not the official protocol; results with it are marked in the sample metadata (`prompt`).
 
 The browser is the benchmark's: its agent passes the sample's episode (`episode`, a `BrowserEpisode` such
 as the web benchmarks' `WebEnv`) and the actions it offers (`actions`) as solver options, so this module
@@ -21,6 +25,7 @@ never imports a benchmark.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import io
@@ -79,10 +84,18 @@ class BrowserEpisode(Protocol):
     config: Any
     done: bool
     elements: bool
+    #: Only a message starting with `[EXIT]` ends the episode (MolmoWeb's runner), not any answer or report.
+    end_on_exit: bool
 
     async def observe(self) -> Any: ...
 
-    async def step(self, action: dict[str, Any], thought: str | None = None) -> Any: ...
+    async def step(
+        self,
+        action: dict[str, Any],
+        thought: str | None = None,
+        parts: Sequence[dict[str, Any]] | None = None,
+    ) -> Any:
+        """Perform `parts` (default: `action`) as one step, recorded as `action`."""
 
 
 def system_prompt(actions: Iterable[ActionDoc]) -> str:
@@ -146,15 +159,60 @@ AGENT_FILE = "agent/multimodal_agent.py"
 _AGENT_IMPORTS = (("agent.actions", "agent/actions.py"), ("agent.utils", "agent/utils.py"))
 #: Imported by the agent's constructor (its inference backends; none of them is used here).
 _BACKENDS_IMPORT = ("agent.model_backends", "agent/model_backends.py")
+#: MolmoWeb's benchmark runner: `run`'s defaults are the settings its agents and episodes get.
+RUNNER_FILE = "benchmarks/benchmarks.py"
+#: The runner's episode setup, whose `SYSTEM_MESSAGE` the agent is built with.
+EVALUATE_FILE = "benchmarks/evaluate.py"
+#: The runner's episode loop (step accounting and ending).
+EPISODE_FILE = "utils/eval_utils/episode.py"
+#: The runner's settings that reach `MultimodalAgent` (its argument names) besides the system message.
+_AGENT_SETTINGS = ("max_past_steps", "max_past_images", "sampling_temperature", "sampling_top_p")
+#: What a message to the user starts with to end the episode (upstream's `Episode.run_episode`).
+EXIT_TAG = "[EXIT]"
+
+
+def runner_settings(tree: Path) -> dict[str, Any]:
+    """MolmoWeb's runner settings, read (not run: the runner imports its whole stack) from the tree:
+    `run`'s literal keyword defaults and `SYSTEM_MESSAGE` as `system_message`."""
+    settings: dict[str, Any] = {}
+    runner = ast.parse((tree / RUNNER_FILE).read_text())
+    run = next(n for n in runner.body if isinstance(n, ast.FunctionDef) and n.name == "run")
+    positional = run.args.args[len(run.args.args) - len(run.args.defaults) :]
+    keyword = zip(run.args.kwonlyargs, run.args.kw_defaults, strict=True)
+    for arg, default in [*zip(positional, run.args.defaults, strict=True), *keyword]:
+        with contextlib.suppress(ValueError, TypeError):  # no default, or not a literal: not a setting
+            settings[arg.arg] = ast.literal_eval(default)  # type: ignore[arg-type]
+    for node in ast.parse((tree / EVALUATE_FILE).read_text()).body:
+        names = [getattr(t, "id", None) for t in node.targets] if isinstance(node, ast.Assign) else []
+        if "SYSTEM_MESSAGE" in names:
+            settings["system_message"] = ast.literal_eval(node.value)
+    return settings
 
 
 def upstream_agent(tree: Path) -> Any:
-    """A fresh `MultimodalAgent` of MolmoWeb's tree with its own defaults; its model calls go to
-    `predictor`, which the loop replaces."""
+    """A fresh `MultimodalAgent` of MolmoWeb's tree built as its runner builds it (`runner_settings`); its
+    model calls go to `predictor`, which the loop replaces."""
     imports = tuple((name, tree / path) for name, path in _AGENT_IMPORTS)
     module = load_module(tree / AGENT_FILE, imports)
+    settings = runner_settings(tree)
+    chosen = {k: settings[k] for k in ("system_message", *_AGENT_SETTINGS)}
     with upstream_imports(((_BACKENDS_IMPORT[0], tree / _BACKENDS_IMPORT[1]),)):
-        return module.MultimodalAgent(endpoint_or_checkpoint="forge-eval:inspect", inference_mode="fastapi")
+        return module.MultimodalAgent(
+            endpoint_or_checkpoint="forge-eval:inspect", inference_mode="fastapi", **chosen
+        )
+
+
+#: How the screenshot loop counts and ends an episode (what `_upstream_loop` does), for protocol records.
+EPISODE_RULES = {
+    "step": "one per agent action",
+    "ends": f"a message starting with {EXIT_TAG}, the step cap, or no reply",
+}
+
+
+def loop_settings(agent: Any, max_steps: int | None) -> dict[str, Any]:
+    """What the screenshot loop runs an episode with: the agent's history settings, the cap, the rules."""
+    history = {"max_past_steps": agent.max_past_steps, "max_past_images": agent.max_past_images}
+    return {"max_steps": max_steps, **history, **EPISODE_RULES}
 
 
 def upstream_sampling(agent: Any) -> GenerateConfig:
@@ -195,6 +253,15 @@ _ACTION_MAP: dict[str, tuple[str, dict[str, str]]] = {
     "ReportInfeasible": ("report_infeasible", {"reason": "infeasibility_reason"}),
     "Noop": ("noop", {}),
 }
+
+
+def episode_step(action: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One of MolmoWeb's action objects as one step of the episode: the action recorded (upstream's name
+    and fields when it takes several browser actions) and the browser actions that carry it out."""
+    parts = episode_actions(action)
+    if len(parts) == 1:
+        return parts[0], parts
+    return {"name": type(action).name, **action.model_dump()}, parts
 
 
 def episode_actions(action: Any) -> list[dict[str, Any]]:
@@ -238,11 +305,13 @@ class _InspectPredictor:
 
 
 async def _upstream_loop(state: TaskState, env: BrowserEpisode, tree: Path) -> None:
-    """MolmoWeb's own agent drives the episode (screenshot observations)."""
+    """MolmoWeb's own agent drives the episode (screenshot observations) as its runner's episode does:
+    one step per agent action, ended by `[EXIT]`, the cap, or an empty reply."""
     agent = upstream_agent(tree)
     predictor = _InspectPredictor(get_model(), upstream_sampling(agent))
     agent.predictor = predictor
     state.metadata["prompt"] = f"MolmoWeb's {AGENT_FILE} ({agent.system_message})"
+    env.end_on_exit = True
     obs = await env.observe()
     while not env.done:
         predictor.image_uri = obs.screenshot_data_uri()
@@ -250,10 +319,11 @@ async def _upstream_loop(state: TaskState, env: BrowserEpisode, tree: Path) -> N
         reply, chosen = await anyio.to_thread.run_sync(agent.predict_action, observation)
         output = predictor.outputs[-1]
         state.messages.append(ChatMessageAssistant(content=reply or "", model=output.model))
-        for action in episode_actions(chosen["action_output"].action):
-            obs = await env.step(action, thought=chosen["thought"] or None)
-            if env.done:
-                break
+        if reply is None:  # upstream's runner: a prediction error ends the episode
+            state.metadata["ended"] = "the model returned no reply (MolmoWeb's ACTION_PREDICTION_ERROR)"
+            break
+        recorded, parts = episode_step(chosen["action_output"].action)
+        obs = await env.step(recorded, thought=chosen["thought"] or None, parts=parts)
 
 
 async def _text_loop(state: TaskState, env: BrowserEpisode, prompt: str) -> None:

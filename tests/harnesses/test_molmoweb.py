@@ -26,7 +26,13 @@ from inspect_ai.model import (
 )
 from PIL import Image
 
-from forge_eval.harnesses.molmoweb import AGENT_FILE, episode_actions, molmoweb_agent, upstream_observation
+from forge_eval.harnesses.molmoweb import (
+    AGENT_FILE,
+    episode_actions,
+    episode_step,
+    molmoweb_agent,
+    upstream_observation,
+)
 from forge_eval.harnesses.upstream import load_module
 
 TREE_NAME = "allenai+molmoweb@6a841b4"
@@ -57,6 +63,7 @@ class FakeEpisode:
     config: Any = field(default_factory=lambda: type("C", (), {"width": 1280, "height": 720})())
     done: bool = False
     elements: bool = False
+    end_on_exit: bool = False
     actions: list[dict[str, Any]] = field(default_factory=list)
     shot: bytes = field(default_factory=png)
 
@@ -74,9 +81,14 @@ class FakeEpisode:
     async def observe(self) -> Obs:
         return self._obs()
 
-    async def step(self, action: dict[str, Any], thought: str | None = None) -> Obs:
-        self.actions.append(action)
-        self.done = action["name"] in ("send_msg_to_user", "report_infeasible")
+    async def step(
+        self, action: dict[str, Any], thought: str | None = None, parts: list[dict[str, Any]] | None = None
+    ) -> Obs:
+        self.actions.extend(parts or [action])
+        if self.end_on_exit:
+            self.done = action["name"] == "send_msg_to_user" and action["msg"].startswith("[EXIT]")
+        else:
+            self.done = action["name"] in ("send_msg_to_user", "report_infeasible")
         return self._obs()
 
 
@@ -106,11 +118,11 @@ def test_first_request_is_molmowebs_template_and_sampling(tmp_path: Path, upstre
 
     def model(input: list[ChatMessage], tools: Any, tool_choice: Any, config: GenerateConfig) -> ModelOutput:
         seen.append((input, config))
-        action = (
-            {"name": "click", "x": 50, "y": 25}
-            if len(seen) == 1
-            else {"name": "send_msg_to_user", "msg": "[ANSWER] $19"}
-        )
+        action = [
+            {"name": "click", "x": 50, "y": 25},
+            {"name": "send_msg_to_user", "msg": "[ANSWER] $19"},
+            {"name": "send_msg_to_user", "msg": "[EXIT]"},
+        ][len(seen) - 1]
         out = ModelOutput.from_content(
             model="mockllm", content=json.dumps({"thought": "t", "action": action})
         )
@@ -154,6 +166,8 @@ def test_type_at_a_point_becomes_click_select_type_enter(upstream_trees: Path) -
     actions = load_module(tree / "agent/actions.py")
     steps = episode_actions(actions.GeminiTypeTextAt(x=10, y=20, text="kettle"))
     assert [s["name"] for s in steps] == ["mouse_click", "keyboard_press", "keyboard_type", "keyboard_press"]
+    recorded, parts = episode_step(actions.GeminiTypeTextAt(x=10, y=20, text="kettle"))
+    assert parts == steps and recorded["name"] == "gemini_type_text_at" and recorded["text"] == "kettle"
     assert episode_actions(actions.ReportInfeasible(infeasibility_reason="blocked")) == [
         {"name": "report_infeasible", "reason": "blocked"}
     ]

@@ -45,13 +45,27 @@ def test_the_official_setup_is_comparable_and_names_upstreams_files(case: tuple[
     assert prompt.kind == "upstream" and prompt.repo == "allenai/molmoweb"
     sampling = record.of("agent_sampling")[0].official
     assert sampling.value == {"temperature": 0.7, "top_p": 0.8}
+    # the harness is official only as MolmoWeb's runner runs it: its history, cap, steps and ending
+    (harness,) = record.of("harness")
+    assert harness.same and harness.official.kind == "upstream"
+    assert harness.official.path == "benchmarks/benchmarks.py"
+    assert harness.ours.value == {**harness.official.value, "name": "molmoweb"}
+    assert {k: harness.ours.value[k] for k in ("max_steps", "max_past_steps", "max_past_images")} == {
+        "max_steps": 30,
+        "max_past_steps": 10,
+        "max_past_images": 0,
+    }
 
 
 @pytest.mark.parametrize(
     ("change", "differs"),
     [
         ({"task_args": {"judge_text": True}}, {"judge prompt"}),
-        ({"task_args": {"observation": "text"}}, {"agent prompt", "agent sampling settings"}),
+        (
+            {"task_args": {"observation": "text"}},
+            {"harness, version and configuration", "agent prompt", "agent sampling settings"},
+        ),
+        ({"task_args": {"max_steps": 100}}, {"harness, version and configuration"}),
         (
             {"harness": "react"},
             {"harness, version and configuration", "agent prompt", "agent sampling settings"},
