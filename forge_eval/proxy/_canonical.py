@@ -4,6 +4,13 @@ The canonical request *is* an OpenAI chat-completions body (messages + function 
 what every upstream we serve from (vLLM, SGLang, llama.cpp, Inspect) accepts, so the served request can be
 stored as-is. The completions API is the one exception: it carries a raw `prompt` instead of messages.
 
+Fields of a chat or completions body that the canonical form does not translate (`extra`: Claw-Eval's
+`extra_body` such as `reasoning: {effort: high}`, `reasoning_effort`, `parallel_tool_calls`,
+`chat_template_kwargs`, ...) are served unchanged, and so are the client's sampling parameters the rollout
+does not pin: the request served (and recorded) is the harness's, with only the rollout's pins, the token
+cap and the proxy's own fields (`n`, `stream`, token ids) set by us. A field the endpoint rejects gives
+the endpoint's own error.
+
 One field is ours: a `tool` message whose result the harness marked as its tool's failure carries
 `is_error: true` (`records.TOOL_ERROR_KEY`; Anthropic's `tool_result.is_error`). Chat upstreams ignore
 message fields they do not know (vLLM, SGLang and llama.cpp read role, content, tool_calls,
@@ -69,6 +76,7 @@ class CanonicalRequest:
     include_usage: bool = False
     custom_tools: frozenset[str] = frozenset()
     prompt: str | list[int] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
     adapter_state: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -77,8 +85,9 @@ class CanonicalRequest:
         return self.prompt is not None
 
     def body(self, model: str, sampling: dict[str, Any]) -> dict[str, Any]:
-        """The body to send upstream: this request served as `model` with the pinned `sampling`."""
-        body: dict[str, Any] = {"model": model}
+        """The body to send upstream: this request served as `model`, the client's sampling under the pinned
+        `sampling`, and every field of the harness's body the adapter did not translate (`extra`)."""
+        body: dict[str, Any] = {**self.extra, "model": model}
         if self.is_completion:
             body["prompt"] = self.prompt
         else:
@@ -96,6 +105,7 @@ class CanonicalRequest:
             body["max_tokens"] = min(wanted)
         if self.stop:
             body["stop"] = self.stop
+        body.update(self.client_sampling)
         body.update(pinned)
         body["n"] = 1
         body["stream"] = False

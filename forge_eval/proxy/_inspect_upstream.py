@@ -9,6 +9,10 @@ A tool result the harness marked as failed (`is_error`) is marked in the transcr
 metadata `is_error`, not as Inspect's `ChatMessageTool.error`: providers render an error in their own way
 (OpenAI-style ones send `Error: <message>` instead of the content), which would change the prompt the
 harness sent, while metadata is never sent to a model.
+
+The served body's fields that have no `GenerateConfig` setting (the harness's untranslated fields, such
+as Claw-Eval's `reasoning: {effort: high}`, and sampling keys Inspect does not name, such as `min_p`) go
+to the provider as `extra_body`, which OpenAI-compatible providers merge into their request unchanged.
 """
 
 import json
@@ -38,6 +42,8 @@ _FINISH = {
     "content_filter": "content_filter",
 }
 _CONFIG_KEYS = ("temperature", "top_p", "top_k", "seed", "presence_penalty", "frequency_penalty")
+#: Served fields `complete` passes in its own way (messages, tools, the cap), or the proxy's own.
+_HANDLED = frozenset({"model", "messages", "tools", "tool_choice", "max_tokens", "stop", "n", "stream"})
 
 
 def _tool_info(tool: dict[str, Any]) -> ToolInfo:
@@ -138,8 +144,14 @@ class InspectUpstream:
                 served_request=served,
             )
         pinned = {k: served[k] for k in _CONFIG_KEYS if k in served}
+        extra = {k: v for k, v in served.items() if k not in _HANDLED and k not in _CONFIG_KEYS}
         config = self.config.merge(
-            GenerateConfig(max_tokens=served.get("max_tokens"), stop_seqs=request.stop, **pinned)
+            GenerateConfig(
+                max_tokens=served.get("max_tokens"),
+                stop_seqs=request.stop,
+                extra_body=extra or None,
+                **pinned,
+            )
         )
         messages = await _inspect_messages(request.messages)
         tools = [_tool_info(t) for t in request.tools]

@@ -305,7 +305,9 @@ sampling_values = st.floats(0, 2, allow_nan=False)
     st.dictionaries(st.sampled_from(["temperature", "top_p", "min_p", "max_tokens"]), st.integers(1, 4096)),
     st.one_of(st.none(), st.integers(1, 8192)),
 )
-def test_served_body_uses_pinned_sampling_only(client: dict, pinned: dict, max_tokens: int | None) -> None:
+def test_served_body_pins_win_over_the_clients_sampling(
+    client: dict, pinned: dict, max_tokens: int | None
+) -> None:
     body = {"model": "alias", "messages": [{"role": "user", "content": "x"}], **client}
     if max_tokens:
         body["max_tokens"] = max_tokens
@@ -313,9 +315,8 @@ def test_served_body_uses_pinned_sampling_only(client: dict, pinned: dict, max_t
     served = req.body("served-model", pinned)
     assert req.client_sampling == client
     assert served["model"] == "served-model" and served["n"] == 1 and served["stream"] is False
-    for key in ("temperature", "top_p", "min_p"):
-        assert served.get(key) == pinned.get(key)
-    assert "top_k" not in served and "seed" not in served and "presence_penalty" not in served
+    for key in ("temperature", "top_p", "top_k", "seed", "presence_penalty", "min_p"):
+        assert served.get(key) == (pinned[key] if key in pinned else client.get(key))
     caps = [v for v in (max_tokens, pinned.get("max_tokens")) if v]
     assert served.get("max_tokens") == (min(caps) if caps else None)
 

@@ -28,6 +28,11 @@ def client_sampling(body: dict[str, Any], *extra: str) -> dict[str, Any]:
     return {k: body[k] for k in (*SAMPLING_KEYS, *extra) if body.get(k) is not None}
 
 
+def untranslated(body: dict[str, Any], translated: frozenset[str]) -> dict[str, Any]:
+    """The body's fields outside `translated` (and the sampling keys): served as the harness sent them."""
+    return {k: v for k, v in body.items() if k not in translated and k not in SAMPLING_KEYS}
+
+
 def stop_list(value: Any) -> list[str] | None:
     if value is None:
         return None

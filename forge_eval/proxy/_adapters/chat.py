@@ -4,11 +4,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from forge_eval.proxy._adapters._adapter import ADAPTERS, ConversationStore, new_id, now, sse
-from forge_eval.proxy._adapters._fields import common_fields, field, required
+from forge_eval.proxy._adapters._fields import common_fields, field, required, untranslated
 from forge_eval.proxy._adapters._openai import OpenAIAdapter, stream_end
 from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
 
 _ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+#: What `parse` reads into the canonical request; every other field is served as sent.
+_TRANSLATED = frozenset(
+    {"model", "messages", "tools", "tool_choice", "response_format", "stream", "stream_options"}
+    | {"max_completion_tokens", "max_tokens", "stop"}
+)
 
 
 def _message(raw: Any, i: int) -> dict[str, Any]:
@@ -44,6 +49,7 @@ class ChatAdapter(OpenAIAdapter):
             tool_choice=body.get("tool_choice"),
             response_format=field(body, "response_format", dict),
             include_usage=bool(options.get("include_usage")),
+            extra=untranslated(body, _TRANSLATED),
             **common_fields(body, ("max_completion_tokens", "max_tokens"), "stop"),
         )
 

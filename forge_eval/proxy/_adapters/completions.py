@@ -4,9 +4,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from forge_eval.proxy._adapters._adapter import ADAPTERS, ConversationStore, new_id, now, sse
-from forge_eval.proxy._adapters._fields import common_fields
+from forge_eval.proxy._adapters._fields import common_fields, untranslated
 from forge_eval.proxy._adapters._openai import OpenAIAdapter, stream_end
 from forge_eval.proxy._canonical import BadRequest, CanonicalRequest, CanonicalResponse
+
+#: What `parse` reads into the canonical request; every other field is served as sent.
+_TRANSLATED = frozenset({"model", "prompt", "stream", "stream_options", "max_tokens", "stop"})
 
 
 def _prompt(value: Any) -> str | list[int]:
@@ -35,6 +38,7 @@ class CompletionsAdapter(OpenAIAdapter):
             messages=[],
             prompt=_prompt(body["prompt"]),
             include_usage=bool(options.get("include_usage")),
+            extra=untranslated(body, _TRANSLATED),
             **common_fields(body, ("max_tokens",), "stop"),
         )
 
