@@ -5,7 +5,8 @@ plausible failure (a wrong answer, or an action left undone while reporting "Don
 the truth; the judge (Inspect role "judge", default: the run's model) gives its verdict, with the official
 judge prompts: upstream's own code, read from the pinned trees (`--upstream-dir`, else the cache, else
 downloaded). Prints accuracy,
-false-success rate and Cohen's kappa with 95% bootstrap CIs. Not a speed benchmark: a measurement that
+false-success rate and Cohen's kappa with 95% intervals (the module docstring of
+`forge_eval.benchmarks.weblab._agreement` says how each is made). Not a speed benchmark: a measurement that
 nobody publishes for web judges, kept here beside the other measured figures.
 
     .venv/bin/python bench/judge_agreement.py [--judge webvoyager|webjudge] [--tasks 12 | --task-ids A,B]

@@ -88,15 +88,20 @@ def _per_seed(d: dict[str, Any]) -> str:
     return " ".join(f"{100 * x:.0f}" for x in d["per_seed"].values())
 
 
+def _bounded(d: dict[str, Any]) -> str:
+    """A variant's 95% Wilson interval over runs (inside [0, 100])."""
+    return interval(d["bounded_low"], d["bounded_high"])
+
+
 def _success_table(variants: dict[str, Any]) -> str:
     rows = "".join(
         f"<tr><th>{esc(v)}</th>"
         f'<td class="num">{esc(_per_seed(d["final_success"]))}</td>'
         f'<td class="num">{percent(d["final_success"]["estimate"])}</td>'
-        f'<td class="num">{interval(d["final_success"]["t_low"], d["final_success"]["t_high"])}</td>'
+        f'<td class="num">{_bounded(d["final_success"])}</td>'
         f'<td class="num">{interval(d["final_success"]["boot_low"], d["final_success"]["boot_high"])}</td>'
         f'<td class="num">{percent(d["auc_success"]["estimate"])} '
-        f"{interval(d['auc_success']['t_low'], d['auc_success']['t_high'])}</td>"
+        f"{_bounded(d['auc_success'])}</td>"
         f'<td class="num">{d["seeds_learned"]}/{d["final_success"]["n_runs"]}</td>'
         f'<td class="num">{_nats(d["internal_entropy_final"])}</td>'
         f'<td class="num">{d["seconds_per_step"]:.2f}</td></tr>'
@@ -104,8 +109,9 @@ def _success_table(variants: dict[str, Any]) -> str:
     )
     return (
         '<table class="headline sortable"><thead><tr><th>variant</th><th>final held-out success per seed (%)'
-        "</th><th>mean over runs</th><th>95% t interval (runs)</th><th>95% crossed bootstrap (runs x tasks)"
-        "</th><th>area under the curve [95% t]</th><th>runs reaching 80%</th>"
+        "</th><th>mean over runs</th><th>95% Wilson interval (runs)</th>"
+        "<th>95% crossed bootstrap (runs x tasks)</th><th>area under the curve [95% Wilson]</th>"
+        "<th>runs reaching 80%</th>"
         "<th>internal-call surprisal (nats)</th><th>s/step</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
     )
@@ -153,10 +159,12 @@ def _mode_sections(mode: str, summary: dict[str, Any], several: bool) -> list[Se
             f"Success per run{suffix}",
             _success_table(variants)
             + '<p class="muted">Greedy success on the held-out tasks, one value per training run (seed). '
-            "Intervals are over runs: a t interval of the mean over seeds, and a bootstrap that resamples "
-            "seeds and held-out tasks independently. Area under the curve: mean success over the checkpoints "
-            "after step 0. Internal-call surprisal: mean -logprob of the planner and subagent tokens sampled "
-            "in the last 5 training steps (uniform over the 12 filler words: 2.48).</p>",
+            "Intervals are over runs: a Wilson score interval of the mean over seeds (the runs as the "
+            "sample; it stays inside [0, 100] and keeps a width when every run is at 100%), and a bootstrap "
+            "that resamples seeds and held-out tasks independently. Area under the curve: mean success over "
+            "the checkpoints after step 0. Internal-call surprisal: mean -logprob of the planner and "
+            "subagent tokens sampled in the last 5 training steps (uniform over the 12 filler words: "
+            "2.48).</p>",
             anchor=f"success-{anchor}",
         ),
     ]

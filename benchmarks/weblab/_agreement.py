@@ -8,8 +8,14 @@ with Kish's design effect deff = 1 + (m - 1) * ICC from the one-way ANOVA intrac
 outcome over tasks (m: the size-weighted mean number of trajectories per task), as Korn and Graubard (1998)
 do with survey proportions; when every outcome is equal the ICC is undefined and the tasks are counted
 (ICC 1). Cohen's kappa is computed in closed form, (p_o - p_e) / (1 - p_e), from the 2x2 table of
-verifier and judge outcomes, with a percentile interval of a seeded bootstrap that resamples tasks (or
-trajectories, one per task), keeping the pairing of the two raters.
+verifier and judge outcomes. Its interval is taken conditional on the verifier's outcomes (the ground truth,
+fixed by the design): when as many trajectories passed the verifier as failed it (the agreement task: one
+solved and one failed per task), chance agreement is exactly 1/2 whatever the judge says, so kappa is exactly
+2 * accuracy - 1 and its interval is 2 * (accuracy's interval) - 1. Otherwise kappa, at the observed share of
+successes, is a function of the judge's sensitivity and specificity: its interval is kappa's range over the
+box of their Wilson intervals (design effect over tasks), each at level 1 - (1 - level) / 2 (Bonferroni).
+A percentile bootstrap of kappa collapses to [1, 1] when the judge agrees on every trajectory (it covered
+the truth in 10-90% of simulated runs at 6-12 tasks); these cover (tests/benchmarks/web).
 """
 
 from __future__ import annotations
@@ -34,7 +40,13 @@ from forge_eval.benchmarks.weblab._task import weblab_setup
 
 VERIFIER = "weblab_verifier"
 PROPORTION_CI = "Wilson score interval, effective sample size n / design effect over tasks"
-KAPPA_CI = "percentile bootstrap over tasks"
+KAPPA_CI_BALANCED = (
+    "2 x accuracy's interval - 1 (as many verifier successes as failures: chance agreement 1/2)"
+)
+KAPPA_CI_BOX = (
+    "range of kappa over the Bonferroni box of sensitivity's and specificity's Wilson intervals "
+    "(design effect over tasks), at the observed share of verifier successes"
+)
 
 
 def confusion(truth: Sequence[bool], judged: Sequence[bool]) -> dict[str, int]:
@@ -139,34 +151,45 @@ class Agreement:
         }
 
 
-def _kappa_interval(
-    t: np.ndarray, j: np.ndarray, clusters: np.ndarray, n_boot: int, seed: int, level: float
-) -> tuple[float, float]:
-    """Percentile bootstrap of kappa, tasks resampled with all their trajectories."""
-    labels = np.unique(clusters)
-    members = [np.flatnonzero(clusters == label) for label in labels]
-    rng = np.random.default_rng(seed)
-    draws = []
-    for _ in range(n_boot):
-        idx = np.concatenate([members[k] for k in rng.integers(0, labels.size, labels.size)])
-        draws.append(cohen_kappa(t[idx], j[idx]))
-    finite = np.asarray([v for v in draws if not math.isnan(v)])
-    if not finite.size:
-        return (math.nan, math.nan)
-    alpha = (1 - level) / 2
-    return (float(np.quantile(finite, alpha)), float(np.quantile(finite, 1 - alpha)))
+def kappa_of(prevalence: float, sensitivity: np.ndarray, specificity: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of a judge with this sensitivity and specificity on trajectories of which a share
+    `prevalence` passed the verifier: 2 pi (1 - pi) (se + sp - 1) / (pi (1 - q) + (1 - pi) q), q the
+    judge's success rate pi se + (1 - pi) (1 - sp) (the 2x2 closed form in proportions)."""
+    pi = prevalence
+    q = pi * sensitivity + (1 - pi) * (1 - specificity)
+    return 2 * pi * (1 - pi) * (sensitivity + specificity - 1) / (pi * (1 - q) + (1 - pi) * q)
+
+
+def kappa_interval(
+    t: np.ndarray, j: np.ndarray, clusters: np.ndarray, level: float = 0.95
+) -> tuple[tuple[float, float], str]:
+    """Kappa's interval conditional on the verifier's outcomes `t`, and how it was made (module docstring):
+    2 x accuracy's interval - 1 when as many passed as failed, else kappa's range over the Bonferroni box
+    of the sensitivity and specificity intervals."""
+    n_yes = int(t.sum())
+    if n_yes == 0 or n_yes == t.size:
+        return (math.nan, math.nan), KAPPA_CI_BOX  # kappa is undefined without both verifier outcomes
+    if 2 * n_yes == t.size:
+        low, high = proportion_interval((t == j).astype(float), clusters, level)
+        return (2 * low - 1, 2 * high - 1), KAPPA_CI_BALANCED
+    box = 1 - (1 - level) / 2
+    se = proportion_interval(j[t].astype(float), clusters[t], box)
+    sp = proportion_interval((~j[~t]).astype(float), clusters[~t], box)
+    grid = np.linspace(0.0, 1.0, 201)
+    sensitivity, specificity = np.meshgrid(se[0] + (se[1] - se[0]) * grid, sp[0] + (sp[1] - sp[0]) * grid)
+    values = kappa_of(n_yes / t.size, sensitivity, specificity)
+    return (float(values.min()), float(values.max())), KAPPA_CI_BOX
 
 
 def judge_agreement(
     truth: Sequence[bool],
     judged: Sequence[bool],
-    n_boot: int = 2000,
-    seed: int = 0,
     level: float = 0.95,
     tasks: Sequence[str] | None = None,
 ) -> Agreement:
     """Agreement of `judged` with `truth` (one pair per trajectory), with CIs; `tasks` names each
-    trajectory's task when several share one (None: every trajectory is its own task)."""
+    trajectory's task when several share one (None: every trajectory is its own task). Every interval is
+    closed form (no resampling), so it needs no seed."""
     t, j = np.asarray(truth, bool), np.asarray(judged, bool)
     if t.shape != j.shape or t.size == 0:
         raise ValueError(f"need two equally long, non-empty outcome lists, got {t.size} and {j.size}")
@@ -174,12 +197,13 @@ def judge_agreement(
     if clusters.shape != t.shape:
         raise ValueError(f"need one task per trajectory, got {clusters.size} for {t.size}")
     failures = ~t
+    kappa_ci, kappa_method = kappa_interval(t, j, clusters, level)
     ci = {
         "accuracy": proportion_interval((t == j).astype(float), clusters, level),
         "false_success_rate": proportion_interval(j[failures].astype(float), clusters[failures], level),
-        "kappa": _kappa_interval(t, j, clusters, n_boot, seed, level),
+        "kappa": kappa_ci,
     }
-    methods = {"accuracy": PROPORTION_CI, "false_success_rate": PROPORTION_CI, "kappa": KAPPA_CI}
+    methods = {"accuracy": PROPORTION_CI, "false_success_rate": PROPORTION_CI, "kappa": kappa_method}
     n_tasks = int(np.unique(clusters).size)
     return Agreement(int(t.size), n_tasks, confusion(t, j), _stats(t, j), ci, methods)
 

@@ -21,14 +21,14 @@ def _names(value: str) -> tuple[str, ...]:
 
 def _echo_mode(mode: str, summary: dict[str, Any]) -> None:
     """One loss aggregation mode's table (a row per variant: every seed's final held-out success, the
-    mean over runs with its 95% t interval) and its verdict."""
+    mean over runs with its 95% Wilson interval over runs, inside [0, 100]) and its verdict."""
     click.echo(f"loss aggregation {mode}:")
     for name, v in summary["variants"].items():
         f = v["final_success"]
         seeds = " ".join(f"{100 * x:3.0f}" for x in f["per_seed"].values())
         click.echo(
             f"  {name:<10} final held-out success per seed (%): {seeds}; mean {percent(f['estimate'])} "
-            f"[{percent(f['t_low'])}, {percent(f['t_high'])}] (95% t over runs)"
+            f"[{percent(f['bounded_low'])}, {percent(f['bounded_high'])}] (95% Wilson over runs)"
         )
     verdict = summary["verdict"]
     click.echo(f"  {verdict['headline']}")

@@ -40,6 +40,7 @@ def test_short_ablation_end_to_end_writes_json_and_report(tmp_path):
         final = variant["final_success"]
         assert final["n_runs"] == 2 and final["n_tasks"] == 3 and set(final["per_seed"]) == {"0", "1"}
         assert final["t_low"] <= final["estimate"] <= final["t_high"]
+        assert 0.0 <= final["bounded_low"] <= final["estimate"] <= final["bounded_high"] <= 1.0
     assert [(p["a"], p["b"]) for p in summary["pairs"]] == [
         ("broadcast", "masked"),
         ("broadcast", "terminal"),
@@ -50,6 +51,7 @@ def test_short_ablation_end_to_end_writes_json_and_report(tmp_path):
     assert not any(any(p["told_apart"].values()) for p in summary["pairs"])
     assert "at least 8 runs per variant are needed" in summary["verdict"]["headline"]
     assert "at least 8 runs per variant are needed" in result.output
+    assert "(95% Wilson over runs)" in result.output
     # every variant of a seed starts from the same weights and sees the same data order
     by_seed: dict[int, set[tuple[str, str]]] = {}
     for run in data["runs"]:

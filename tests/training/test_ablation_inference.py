@@ -2,7 +2,9 @@
 
 The unit is the training run: these tests construct runs with a known run-level effect and large
 between-run variance and check the intervals' coverage, that two runs can never be "told apart" however
-large and consistent the difference, and the exact sign-flip p against scipy's permutation test.
+large and consistent the difference, and the exact sign-flip p against scipy's permutation test; tied
+seeds (both variants at 100%) against the closed form of the sign-flip floor and the power they leave,
+and a variant's interval bounded to [0, 100] against scipy and by simulation near 100%.
 """
 
 import itertools
@@ -13,9 +15,12 @@ import pytest
 from scipy import stats
 
 from forge_eval.training.ablation._inference import (
+    bounded_interval,
     crossed_bootstrap,
+    runs_for_power,
     runs_needed,
     sign_flip_p,
+    smallest_p,
     t_interval,
 )
 from forge_eval.training.ablation._summary import summarize
@@ -170,22 +175,108 @@ def test_the_summary_shows_every_seed_and_a_band_over_runs():
     assert list(itertools.chain(curve["low"][:1], curve["high"][:1])) == [0.0, 0.0]
 
 
-def test_runs_for_power_is_the_smallest_n_with_80_percent_power_by_the_noncentral_t():
-    from forge_eval.training.ablation._inference import runs_for_power
+def _rule_power(d: np.ndarray, n: int, alpha: float, n_sims: int, rng: np.random.Generator) -> float:
+    """The share of ablations of n runs, each run's difference drawn from `d`, that the summary's rule
+    tells apart, computed with the summary's own functions (t interval at 1 - alpha, exact sign-flip p)."""
+    told = 0
+    for _ in range(n_sims):
+        draw = rng.choice(d, n)
+        low, high = t_interval(draw, 1 - alpha)
+        told += (low > 0 or high < 0) and sign_flip_p(draw) <= alpha
+    return told / n_sims
 
-    d = np.array([0.3, -0.1, 0.5, 0.2, 0.0, 0.4])
-    n = runs_for_power(d, 0.05 / 6)
-    effect = d.mean() / d.std(ddof=1)
 
-    def power(k: int) -> float:
-        critical = stats.t.ppf(1 - 0.05 / 12, k - 1)
-        return stats.nct.sf(critical, k - 1, effect * math.sqrt(k))
+def test_a_tied_seed_carries_no_sign_and_the_floor_is_two_to_the_one_minus_the_signed_seeds():
+    # 8 seeds, one tied: the smallest p is that of 7 seeds, whatever the tied seed's value would add
+    assert sign_flip_p([1.0] * 7 + [0.0]) == smallest_p(7) == 2.0**-6
+    assert sign_flip_p([0.3, -0.2, 0.0, 0.0, 0.5]) == pytest.approx(sign_flip_p([0.3, -0.2, 0.5]))
+    # three variants (6 comparisons): x at 100% in every run, y only in seed 0, z never
+    runs = {
+        "x": [_run(s, [0, 1]) for s in range(8)],
+        "y": [_run(s, [0, 1 if s == 0 else 0]) for s in range(8)],
+        "z": [_run(s, [0, 0]) for s in range(8)],
+    }
+    data = summarize(runs, n_resamples=300)
+    x_y, x_z, y_z = data["pairs"]
+    assert x_y["final"]["signed_runs"] == 7
+    assert x_y["final"]["smallest_p_adjusted"] == pytest.approx(6 * 2.0**-6)  # 0.094 > 0.05
+    assert x_y["final"]["p_adjusted"] == pytest.approx(6 * 2.0**-6) and not any(x_y["told_apart"].values())
+    assert x_z["told_apart"]["final"] and x_z["final"]["signed_runs"] == 8
+    sentence = data["verdict"]["pairs"][0]
+    assert sentence.startswith("x and y are not told apart")
+    assert (
+        "0 of 8 seeds higher, 7 lower, 1 tied: only 7 seeds carry a sign, so the smallest corrected p they "
+        "allow is 0.0938, and no outcome of these seeds could tell the pair apart" in sentence
+    )
+    # the runs needed: each run ties with probability 1/8 and needs >= 8 signed seeds (2^-7 <= 0.05/6), so
+    # the t interval aside (it excludes 0 whenever 8 of n runs differ by 1), P(Binomial(n, 7/8) >= 8)
+    closed_form = next(n for n in range(8, 40) if stats.binom.sf(7, n, 7 / 8) >= 0.8)
+    assert closed_form == 10
+    assert x_y["final"]["runs_for_power"] == closed_form
+    assert "about 10 runs per variant would tell a difference this large apart 80% of the time" in sentence
 
-    assert power(n) >= 0.8 > power(n - 1)
-    # by simulation: paired t tests on n runs drawn at that effect reject about 80% of the time
-    rng = np.random.default_rng(0)
-    draws = rng.normal(effect, 1.0, (4000, n))
-    rejected = stats.ttest_1samp(draws, 0.0, axis=1).pvalue <= 0.05 / 6
-    assert rejected.mean() == pytest.approx(power(n), abs=0.03)
-    assert runs_for_power(np.array([0.2, 0.2, 0.2]), 0.05) is None  # no spread
-    assert runs_for_power(np.array([0.001, -0.5, 0.5]), 0.05) is None  # more than 1000 runs
+
+@pytest.mark.parametrize(
+    "d",
+    [
+        [1.0] * 7 + [0.0],
+        [0.5, 0.5, 0.0, 0.0, 0.5, 0.25, 0.75, 0.5],  # a quarter tied
+        [0.5, 0.5, 0.0, 0.0, 0.5, -0.1, 0.75, 0.5],  # a quarter tied, one the other way
+    ],
+)
+def test_runs_for_power_is_the_decision_rules_own_power_by_simulation(d):
+    """With n = runs_for_power(d), ablations of n runs drawn from d are told apart by the summary's own
+    functions at least ~80% of the time, and with n - 1 runs less often (Monte Carlo error 1.3 points)."""
+    d = np.asarray(d)
+    alpha = 0.05 / 6
+    n = runs_for_power(d, alpha)
+    assert n is not None and runs_needed(6) <= n <= 16
+    rng = np.random.default_rng(1)
+    assert _rule_power(d, n, alpha, 1500, rng) >= 0.8 - 0.035
+    assert _rule_power(d, n - 1, alpha, 1500, rng) < 0.8 + 0.035
+
+
+def test_runs_for_power_edges():
+    # no spread: every draw is told apart as soon as the sign-flip floor allows it, 2^(1-n) <= alpha
+    assert runs_for_power(np.array([0.2, 0.2, 0.2]), 0.05) == 6
+    assert runs_for_power(np.array([0.0, 0.0, 0.0]), 0.05) is None  # nothing to detect
+    assert runs_for_power(np.array([0.001, -0.5, 0.5]), 0.05) is None  # more than 500 runs
+
+
+def test_bounded_interval_is_wilsons_with_the_runs_as_the_sample():
+    # runs at 0 or 100%: the Wilson interval of a binomial count, as scipy computes it
+    for values in ([1.0] * 8, [1.0] * 7 + [0.0], [1, 0, 1, 0, 0, 1, 1, 1]):
+        v = np.asarray(values, dtype=float)
+        reference = stats.binomtest(int(v.sum()), v.size).proportion_ci(0.95, method="wilson")
+        assert bounded_interval(v, 0.95) == pytest.approx((reference.low, reference.high), abs=1e-9)
+    low, high = bounded_interval(np.ones(8), 0.95)
+    assert high == 1.0 and low == pytest.approx(8 / (8 + 1.959964**2))  # a width at 100%
+    low, high = bounded_interval(np.array([1.0, 1.0, 0.93, 1.0, 0.86, 1.0]), 0.99)
+    assert 0.0 <= low < high <= 1.0
+    assert bounded_interval(np.array([]), 0.95) is None
+
+
+def test_bounded_interval_covers_near_100_percent_where_the_t_interval_does_not():
+    """8 runs of 14 held-out tasks; a run learns the task (solving each with p_learned) with probability
+    lam, else solves each with p 0.05, as in the ablation, or its rate is Beta around mu. Near 100% the
+    t interval over runs covers the mean success in as few as a third of the ablations (every run at
+    100% gives [100, 100]); the Wilson interval over runs covers at least 93% everywhere."""
+    rng = np.random.default_rng(36)
+    n_sims, n_runs, n_tasks = 3000, 8, 14
+    scenarios = []
+    for lam, p_learned in ((0.5, 0.95), (0.9, 0.95), (0.9, 1.0), (0.95, 1.0), (1.0, 0.95)):
+        learned = rng.random((n_sims, n_runs, 1)) < lam
+        rate = np.where(learned, p_learned, 0.05)
+        scenarios.append((rate, lam * p_learned + (1 - lam) * 0.05))
+    for mu in (0.8, 0.95, 0.99):
+        scenarios.append((rng.beta(20 * mu, 20 * (1 - mu), (n_sims, n_runs, 1)), mu))
+    t_coverage = []
+    for rate, truth in scenarios:
+        per_run = (rng.random((n_sims, n_runs, n_tasks)) < rate).mean(axis=2)
+        bounded = np.array([bounded_interval(row, 0.95) for row in per_run])
+        t = np.array([t_interval(row, 0.95) for row in per_run])
+        assert np.all((bounded >= 0) & (bounded <= 1))
+        covered = (bounded[:, 0] <= truth + 1e-12) & (truth - 1e-12 <= bounded[:, 1])
+        assert covered.mean() >= 0.93, (truth, covered.mean())
+        t_coverage.append(((t[:, 0] <= truth + 1e-12) & (truth - 1e-12 <= t[:, 1])).mean())
+    assert min(t_coverage) < 0.5  # the interval this replaces

@@ -3,6 +3,7 @@
 The unit is the training run (`_inference`): a variant's success and a pair's difference are computed per
 seed and summarised over seeds; a pair is told apart only when its run-level t interval, taken at the
 Bonferroni-corrected level, excludes 0 and its exact sign-flip p, Bonferroni-corrected, is at most 0.05.
+A variant's own success gets a Wilson interval over runs, which stays inside [0, 100] (`_inference`).
 The family corrected together is every (pair, metric) of one loss aggregation mode: final held-out
 success and the area under the held-out success curve, for each pair of variants.
 """
@@ -74,9 +75,20 @@ def _interval_text(d: dict[str, Any]) -> str:
 
 
 def _seed_signs(d: dict[str, Any]) -> str:
+    """How many seeds went which way; with ties, what the seeds that carry a sign can show at best."""
     values = list(d["per_seed"].values())
-    up, down = sum(v > 0 for v in values), sum(v < 0 for v in values)
-    return f"{up} of {len(values)} seeds higher, {down} lower"
+    up, down = sum(v > 1e-12 for v in values), sum(v < -1e-12 for v in values)
+    text = f"{up} of {len(values)} seeds higher, {down} lower"
+    tied = len(values) - up - down
+    if tied and d.get("smallest_p_adjusted") is not None:
+        smallest = d["smallest_p_adjusted"]
+        text += (
+            f", {tied} tied: only {up + down} seeds carry a sign, so the smallest corrected p they allow is "
+            f"{smallest:.3g}"
+        )
+        if smallest > ALPHA:
+            text += ", and no outcome of these seeds could tell the pair apart"
+    return text
 
 
 def _told_apart(d: dict[str, Any]) -> bool:
@@ -104,8 +116,8 @@ def _pair_sentence(a: str, b: str, entry: dict[str, Any], enough: bool) -> str:
     need = final.get("runs_for_power")
     if enough and need:
         text += (
-            f"; at this spread about {need} runs per variant would detect a difference this large 80% of "
-            "the time"
+            f"; with runs like these (their spread and share of ties) about {need} runs per variant would "
+            "tell a difference this large apart 80% of the time"
         )
     return text + "."
 
@@ -193,9 +205,12 @@ def summarize(
         f"initial weights and data order). Differences are per seed (mean over "
         f"{next(iter(cells.values()))['final'][1].shape[1]} held-out tasks), summarised over seeds: mean, "
         f"Student t interval over seeds, crossed bootstrap over seeds and tasks ({n_resamples} resamples), "
-        f"exact sign-flip p over seeds. Multiplicity: Bonferroni over {family}, so pair intervals are at "
+        f"exact sign-flip p over seeds (a tied seed carries no sign: with k seeds that differ the smallest "
+        f"p is 2^(1-k)). Multiplicity: Bonferroni over {family}, so pair intervals are at "
         f"the {100 * level:.1f}% level and p values are multiplied by {comparisons}; a pair is told apart "
-        "when its t interval excludes 0 and its corrected p is at most 0.05."
+        "when its t interval excludes 0 and its corrected p is at most 0.05. A variant's success: the mean "
+        "over runs with a 95% Wilson interval over runs (inside [0, 100]); runs for 80% power: the "
+        "decision rule simulated on runs drawn from the observed per-seed differences, ties included."
     )
     return {
         "variants": variants,

@@ -1,5 +1,6 @@
 """Judge-vs-verifier agreement: kappa against closed forms, Wilson intervals against scipy and by simulation
-(tasks sharing trajectories), and a judged Inspect run."""
+(tasks sharing trajectories), kappa's interval by simulation (the agreement task's balanced design and
+others), and a judged Inspect run."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from inspect_ai.model import get_model
 from scipy import stats
 
 from forge_eval.benchmarks.weblab import agreement_from_log, agreement_task, cohen_kappa, judge_agreement
-from forge_eval.benchmarks.weblab._agreement import proportion_interval
+from forge_eval.benchmarks.weblab._agreement import kappa_interval, kappa_of, proportion_interval
 from tests.benchmarks.web._scripted import ScriptedJudge
 
 
@@ -39,7 +40,7 @@ def test_kappa_matches_closed_forms() -> None:
 
 def test_agreement_estimates_and_cis() -> None:
     truth, judged = _table(30, 6, 9, 15)
-    agreement = judge_agreement(truth, judged, n_boot=4000, seed=1)
+    agreement = judge_agreement(truth, judged)
     assert agreement.estimates["accuracy"] == pytest.approx(45 / 60)
     assert agreement.estimates["false_success_rate"] == pytest.approx(9 / 24)
     assert agreement.confusion == {"tp": 30, "fp": 9, "fn": 6, "tn": 15}
@@ -88,6 +89,71 @@ def test_proportion_intervals_cover_by_simulation() -> None:
             low, high = proportion_interval(values, np.repeat(np.arange(sizes.size), sizes))
             hits += low <= p <= high
         assert 0.92 <= hits / n_sims <= 0.995, (p, hits / n_sims)
+
+
+def test_kappa_of_is_the_2x2_closed_form_and_the_balanced_interval_is_twice_accuracys_minus_one() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(50):
+        a, b, c, d = (int(x) for x in rng.integers(1, 30, 4))
+        pi, se, sp = (a + b) / (a + b + c + d), a / (a + b), d / (c + d)
+        assert kappa_of(pi, np.array(se), np.array(sp)) == pytest.approx(cohen_kappa(*_table(a, b, c, d)))
+    # the agreement task: one solved and one failed trajectory per task, the judge right on all 24
+    truth, judged = [True, False] * 12, [True, False] * 12
+    agreement = judge_agreement(truth, judged, tasks=[f"t{i // 2}" for i in range(24)])
+    low, high = agreement.ci["accuracy"]
+    assert low == pytest.approx(12 / (12 + 1.959964**2))  # [0.758, 1]
+    assert agreement.estimates["kappa"] == 1.0
+    assert agreement.ci["kappa"] == pytest.approx((2 * low - 1, 1.0))  # not the bootstrap's [1, 1]
+    assert agreement.ci_methods["kappa"].startswith("2 x accuracy's interval - 1")
+    # any balanced table: kappa is 2 accuracy - 1 exactly, and so is its interval
+    truth, judged = _table(9, 3, 5, 7)
+    agreement = judge_agreement(truth, judged)
+    assert agreement.estimates["kappa"] == pytest.approx(2 * agreement.estimates["accuracy"] - 1)
+    assert agreement.ci["kappa"] == pytest.approx(tuple(2 * x - 1 for x in agreement.ci["accuracy"]))
+    # no failed trajectory: kappa and its interval are undefined
+    assert all(np.isnan(judge_agreement([True] * 4, [True, False] * 2).ci["kappa"]))
+
+
+@pytest.mark.parametrize("n_tasks", [6, 12])
+def test_kappa_interval_covers_in_the_agreement_tasks_design_by_simulation(n_tasks: int) -> None:
+    """One solved and one failed trajectory per task, the judge right on each with probability A (task
+    effects: none, or beta with ICC 0.3): the 95% interval of kappa (truth 2A - 1) covers at least 93% of
+    the time, also at high accuracy, where a bootstrap of kappa collapsed to [1, 1] (coverage 0.4-0.7 at
+    A = 0.95)."""
+    rng = np.random.default_rng(n_tasks)
+    truth = np.tile([True, False], n_tasks)
+    tasks = [f"t{i}" for i in np.repeat(np.arange(n_tasks), 2)]
+    n_sims = 600
+    for accuracy in (0.8, 0.9, 0.95):
+        for icc in (0.0, 0.3):
+            if icc:
+                shape = (1 - icc) / icc
+                task_accuracy = rng.beta(accuracy * shape, (1 - accuracy) * shape, (n_sims, n_tasks))
+            else:
+                task_accuracy = np.full((n_sims, n_tasks), accuracy)
+            right = rng.random((n_sims, n_tasks, 2)) < task_accuracy[..., None]
+            hits = 0
+            for k in range(n_sims):
+                judged = np.where(right[k].ravel(), truth, ~truth)
+                low, high = judge_agreement(truth, judged, tasks=tasks).ci["kappa"]
+                hits += low - 1e-12 <= 2 * accuracy - 1 <= high + 1e-12
+            assert hits / n_sims >= 0.93, (n_tasks, accuracy, icc, hits / n_sims)
+
+
+def test_kappa_interval_covers_in_unbalanced_designs_by_simulation() -> None:
+    """Independent trajectories, a third or a quarter of them verifier successes: kappa at that share
+    (conditional on the verifier's outcomes) is covered at least 95% of the time by the Bonferroni box."""
+    rng = np.random.default_rng(5)
+    for n, n_yes, se, sp in ((12, 4, 0.95, 0.95), (12, 4, 1.0, 0.9), (24, 6, 0.9, 0.8)):
+        t = np.arange(n) < n_yes
+        target = float(kappa_of(n_yes / n, np.array(se), np.array(sp)))
+        judged = np.where(t, rng.random((400, n)) < se, rng.random((400, n)) >= sp)
+        hits = 0
+        for j in judged:
+            (low, high), method = kappa_interval(t, j, np.arange(n))
+            hits += low - 1e-12 <= target <= high + 1e-12
+        assert method.startswith("range of kappa over the Bonferroni box")
+        assert hits / 400 >= 0.95, (n, se, sp, hits / 400)
 
 
 def test_agreement_run_on_oracle_trajectories_with_a_scripted_judge(
