@@ -5,8 +5,8 @@ Read from the pinned tree at run time, so the same on both sides: the OpenClaw c
 sent alone as the message, the transcript loader, the grading with its judge prompt, retries and hybrid
 score. Ours, so the run is not comparable: OpenClaw is the pinned npm package run as `openclaw agent
 exec` (upstream: the unpinned image `ghcr.io/openclaw/openclaw:main`, `openclaw agent --agent ...`), and
-tasks this machine cannot run are skipped. The sandbox (bubblewrap instead of Docker) is declared
-equivalent.
+tasks this machine cannot run are skipped. The sandbox differs too: upstream's Docker container has the
+network and its OpenClaw config enables web search and fetch, ours (bubblewrap) reaches only the proxy.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def protocol(run: RunUsed) -> ProtocolRecord:
                     value="bubblewrap",
                     label="a bubblewrap sandbox per task (loopback only, the proxy's port)",
                 ),
-                equivalent="the same files, prompt and config; tasks that need the network are skipped",
+                note="upstream's container has the network and its config enables web search and fetch",
             ),
             element(
                 "data",

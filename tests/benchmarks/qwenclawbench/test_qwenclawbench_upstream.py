@@ -189,11 +189,12 @@ def test_protocol_record_names_upstreams_files_and_what_differs(tree: Path) -> N
     assert {k for k in ("task_set", "harness", "agent_prompt", "judge_prompt", "grader", "data")} <= {
         e.element for e in record.elements
     }
-    # what differs: the OpenClaw build and command (pinned npm `agent exec` vs the image's `agent`), and
-    # the config less the web-search plugin that build lacks
+    # what differs: the OpenClaw build and command (pinned npm `agent exec` vs the image's `agent`), the
+    # config less the web-search plugin that build lacks, and the sandbox (upstream's has the network)
     assert [e.name for e in record.elements if not e.matches] == [
         "harness: OpenClaw build and command",
         "harness: OpenClaw config",
+        "environment",
     ]
     assert record.comparable is False
     config = next(e for e in record.elements if e.name == "harness: OpenClaw config")
@@ -201,7 +202,8 @@ def test_protocol_record_names_upstreams_files_and_what_differs(tree: Path) -> N
     prompt = record.of("judge_prompt")[0]
     assert prompt.ours.symbol == "_build_judge_prompt" and prompt.ours.path == "scripts/lib_grading.py"
     assert len(prompt.ours.sha256) == 64
-    assert next(e for e in record.elements if e.element == "environment").equivalent
+    environment = next(e for e in record.elements if e.element == "environment")
+    assert environment.equivalent is None and "network" in (environment.note or "")
     # a smoke-test judge, a capped judge and simple scoring each show up as a difference
     capped = {**args, "judge_max_tokens": 256, "simple": True}
     other = RunUsed(harness="openclaw", task_args=capped, judge_model="mockllm/model", task_ids=ids[:5])
@@ -209,6 +211,7 @@ def test_protocol_record_names_upstreams_files_and_what_differs(tree: Path) -> N
     assert differs == {
         "harness: OpenClaw build and command",
         "harness: OpenClaw config",
+        "environment",
         "judge model",
         "judge reply cap",
         "grader: hybrid scoring",
