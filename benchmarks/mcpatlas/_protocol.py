@@ -54,6 +54,13 @@ PINNED = {
 PINNED_JUDGE_PROMPT = "87e98017c03361bee3f792c0e92fdeb2484abaa04131bd1b2f8477ac86e6d434"
 #: Upstream's loop settings (request schema and completion script defaults).
 LOOP_SETTINGS = {"max_turns": 20, "attempts": 3, "attempt_timeout_s": 240.0, "system_prompt": None}
+#: The methodology the record pins, said on its harness element: upstream's 2.0 changed all three.
+METHODOLOGY = (
+    f"pinned methodology: MCP-Atlas v1 ({TREE.repo}@{TREE.revision}, before 2.0): the Python harness "
+    f"services/mcp_eval, {LOOP_SETTINGS['max_turns']} turns, judge {OFFICIAL_JUDGE}; 2.0 changed the "
+    "harness (TypeScript), the limit (100 tool calls) and the default judge, so no run is comparable with "
+    "leaderboard rows made after that change"
+)
 
 
 def _source(path: str, digest: str, symbol: str | None, value: Any) -> Upstream:
@@ -128,7 +135,7 @@ def protocol(run: RunUsed) -> ProtocolRecord:
     return ProtocolRecord(
         elements=[
             run.task_set_element(task_set(paper, "paper rule (trajectory servers all key-free)")),
-            element("harness", harness_official, harness_ours),
+            element("harness", harness_official, harness_ours, note=METHODOLOGY),
             element(
                 "agent_prompt",
                 _pinned(ATLAS_SCRIPT_FILE, "AsyncMCPTrajectoryGenerator.run_live_task_async", no_prompt),

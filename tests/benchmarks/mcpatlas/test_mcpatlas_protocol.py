@@ -44,6 +44,10 @@ def test_upstreams_elements_match_and_the_environment_is_why_not_comparable(upst
     reasons = " | ".join(record.reasons)
     assert "environment: MCP servers differs" in reasons and "task set" in reasons  # 1 of 10 ran here
     assert len(record.reasons) == 2
+    # the methodology pinned is named: v1's Python harness, 20 turns, its judge; never 2.0's leaderboard
+    (harness,) = record.of("harness")
+    assert harness.note and "before 2.0" in harness.note and "20 turns" in harness.note
+    assert "100 tool calls" in harness.note and "google/gemini-2.5-pro" in harness.note
 
 
 @pytest.mark.slow
