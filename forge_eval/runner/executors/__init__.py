@@ -7,6 +7,7 @@ unknown scheme is a usage error listing the valid forms.
 from forge_eval._errors import UnknownNameError
 from forge_eval._registry import Registry
 from forge_eval.runner.executors._executor import Executor, ShardHandle
+from forge_eval.runner.executors._kubernetes import JobSettings, KubernetesExecutor
 from forge_eval.runner.executors._local import LocalExecutor
 from forge_eval.runner.executors._ray import RayExecutor
 
@@ -14,6 +15,7 @@ from forge_eval.runner.executors._ray import RayExecutor
 EXECUTORS: Registry[type[Executor]] = Registry("executor")
 EXECUTORS.register(LocalExecutor.name, LocalExecutor)
 EXECUTORS.register(RayExecutor.name, RayExecutor)
+EXECUTORS.register(KubernetesExecutor.name, KubernetesExecutor)
 
 
 def executor_for(cluster: str, shared: bool = False) -> Executor:
@@ -28,4 +30,13 @@ def executor_for(cluster: str, shared: bool = False) -> Executor:
     raise UnknownNameError("cluster", cluster, forms)
 
 
-__all__ = ["EXECUTORS", "Executor", "LocalExecutor", "RayExecutor", "ShardHandle", "executor_for"]
+__all__ = [
+    "EXECUTORS",
+    "Executor",
+    "JobSettings",
+    "KubernetesExecutor",
+    "LocalExecutor",
+    "RayExecutor",
+    "ShardHandle",
+    "executor_for",
+]
