@@ -10,7 +10,7 @@ from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._evaluators import INSTALL_HINT
 from forge_eval.benchmarks.osworld._protocol import protocol
 from forge_eval.benchmarks.osworld._providers import make_provider
-from forge_eval.benchmarks.osworld._task import osworld, runnable, to_sample
+from forge_eval.benchmarks.osworld._task import check_choices, osworld, runnable, to_sample
 from forge_eval.benchmarks.osworld.install import missing_checker_packages
 from forge_eval.rundir import ProtocolRecord
 
@@ -21,8 +21,14 @@ def select_tasks(
     subset: str = "all",
     task_ids: str | None = None,
     domain: str | None = None,
+    action_space: str = "pyautogui",
+    observation: str = "auto",
+    prompt: str = "upstream",
+    waits: str = "upstream",
 ) -> Selection:
-    """The chosen tasks that `provider` can run, and the others with the reason."""
+    """The chosen tasks that `provider` can run, and the others with the reason; a named choice the task
+    does not take is refused here, before the run creates anything."""
+    check_choices(action_space=action_space, observation=observation, prompt=prompt, waits=waits)
     tasks, skipped = runnable(data_root(data_dir), provider, subset, task_ids, domain)
     return Selection([to_sample(t) for t in tasks], skipped)
 

@@ -89,6 +89,7 @@ def protocol(run: RunUsed) -> ProtocolRecord:
         "pause": defaults["sleep_after_execution"],
         "ready_wait": READY_WAIT,
         "settle_wait": SETTLE_WAIT,
+        "waits": "upstream",
     }
     pause = args.get("pause")
     used_harness = {
@@ -97,6 +98,7 @@ def protocol(run: RunUsed) -> ProtocolRecord:
         "pause": defaults["sleep_after_execution"] if pause is None else pause,
         "ready_wait": args.get("ready_wait", READY_WAIT),
         "settle_wait": args.get("settle_wait", SETTLE_WAIT),
+        "waits": args.get("waits", "upstream"),
     }
     official_prompt = _upstream("agent", PINNED["agent"], symbol=prompt_name)
     if upstream_prompt:
@@ -114,7 +116,9 @@ def protocol(run: RunUsed) -> ProtocolRecord:
                 "harness",
                 _harness(OFFICIAL_HARNESS, official_harness),
                 _harness(run.harness, used_harness),
-                note="observation type, action space and step cap are reported with the number",
+                note="observation type, action space and step cap are reported with the number; "
+                "waits=ready waits for the desktop to be ready and settled instead of upstream's fixed "
+                "sleeps (at most as long; what it waited for is in each sample's metadata)",
             ),
             element("agent_prompt", official_prompt, used_prompt),
             element(

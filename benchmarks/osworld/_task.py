@@ -1,10 +1,11 @@
 """The OSWorld-Verified Inspect task: one desktop per sample, OSWorld's setup, the agent loop, its checker.
 
 Per sample: the provider starts a fresh desktop (apps at their first-run-done state), OSWorld's own
-SetupController runs the task's `config` steps through the controller, upstream's runner waits for the
-desktop (`lib_run_single.py`: 60 s), the harness drives the desktop with OSWorld's baseline agent, the
-runner waits for the desktop to settle (20 s) and OSWorld's `DesktopEnv.evaluate` (postconfig, getters,
-metric; infeasible = last action FAIL) gives the score. The desktop is stopped whatever happened. All of
+SetupController runs the task's `config` steps through the controller, the runner waits for the desktop
+to be ready (upstream's `lib_run_single.py` sleeps 60 s; `-T waits=ready` waits for what the sleep stands
+for, `_waits`), the harness drives the desktop with OSWorld's baseline agent, the runner waits for the
+desktop to settle (upstream: 20 s) and OSWorld's `DesktopEnv.evaluate` (postconfig, getters, metric;
+infeasible = last action FAIL) gives the score. The desktop is stopped whatever happened. All of
 OSWorld's code (setup, agent, checkers) comes from the tree the task data comes from.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 import anyio
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import transcript
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -25,11 +27,13 @@ from inspect_ai.util import LimitExceededError
 
 from forge_eval._errors import UsageError
 from forge_eval.benchmarks.osworld._agent import UpstreamPolicy, run_defaults
+from forge_eval.benchmarks.osworld._client import DesktopClient
 from forge_eval.benchmarks.osworld._data import OSWorldTask, data_root, files_dir, load_tasks, task_cache_dir
 from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
 from forge_eval.benchmarks.osworld._home import PROVISIONERS
 from forge_eval.benchmarks.osworld._providers import Provider, Session, make_provider
 from forge_eval.benchmarks.osworld._support import APP_PROGRAMS, split_runnable, support_context
+from forge_eval.benchmarks.osworld._waits import WAIT_POLICIES, Desktop, WaitPolicy, WaitRecord
 from forge_eval.harnesses import HARNESSES
 from forge_eval.harnesses.computer import Observation, bind_computer, observation_for
 
@@ -70,6 +74,13 @@ class Episode:
         """Upstream's `DesktopEnv.step`; whether it ended the episode (DONE or FAIL, word or JSON)."""
         _, _, done, _ = await anyio.to_thread.run_sync(self.env.step, action)
         return bool(done)
+
+    def desktop(self) -> Desktop:
+        """What the wait policies read: the desktop's server, and the screenshot and tree upstream's
+        controller fetches for the agent."""
+        client = DesktopClient(self.session.host, self.session.port)
+        controller = self.env.controller
+        return Desktop(client, controller.get_screenshot, controller.get_accessibility_tree)
 
 
 #: One desktop at a time per process: a desktop and its apps take most of a small machine's CPU.
@@ -147,6 +158,7 @@ def osworld_episode(
     sampling: dict[str, Any] | None = None,
     ready_wait: float = READY_WAIT,
     settle_wait: float = SETTLE_WAIT,
+    waits: str = "upstream",
 ) -> Solver:
     """Start the sample's desktop, run the agent on it, score it with OSWorld's checker, stop the desktop.
 
@@ -155,6 +167,7 @@ def osworld_episode(
     scored on the desktop it left.
     """
     root = Path(tree)
+    wait = WAIT_POLICIES.get(waits)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         chosen = make_provider(provider, root)
@@ -178,13 +191,13 @@ def osworld_episode(
             )
             try:
                 bind_computer(episode)
-                await anyio.sleep(ready_wait)
+                _record(state, await wait.ready(episode.desktop(), ready_wait))
                 try:
                     state = await agent(state, generate)
                 except LimitExceededError:
-                    await _score(state, episode, settle_wait)
+                    await _score(state, episode, wait, settle_wait)
                     raise
-                await _score(state, episode, settle_wait)
+                await _score(state, episode, wait, settle_wait)
             finally:
                 bind_computer(None)
                 with anyio.CancelScope(shield=True):
@@ -194,9 +207,15 @@ def osworld_episode(
     return solve
 
 
-async def _score(state: TaskState, episode: Episode, settle_wait: float) -> None:
+def _record(state: TaskState, waited: WaitRecord) -> None:
+    """What a wait waited for and how long: in the sample's metadata and its transcript."""
+    state.metadata.setdefault("waits", []).append(waited.to_dict())
+    transcript().info(waited.to_dict(), source="osworld waits")
+
+
+async def _score(state: TaskState, episode: Episode, wait: WaitPolicy, settle_wait: float) -> None:
     with anyio.CancelScope(shield=True):
-        await anyio.sleep(settle_wait)
+        _record(state, await wait.settled(episode.desktop(), settle_wait))
         value, explanation = await anyio.to_thread.run_sync(evaluate, episode)
     history = episode.env.action_history
     state.store.set(
@@ -235,9 +254,23 @@ def osworld_scorer():  # type: ignore[no-untyped-def]
     return score
 
 
-def _check_choice(name: str, value: Any, valid: tuple[Any, ...]) -> None:
-    if value not in valid:
-        raise UsageError(f"unknown {name} {value!r}", hint=f"use one of: {', '.join(map(str, valid))}")
+def check_choices(
+    action_space: str = "pyautogui",
+    observation: str = "auto",
+    prompt: str = "upstream",
+    waits: str = "upstream",
+) -> None:
+    """Refuse a value the task's named choices do not take (run before anything is created: the plan's
+    task selection calls it)."""
+    WAIT_POLICIES.get(waits)
+    choices = {
+        "action space": (action_space, ACTION_SPACES),
+        "observation": (observation, ("auto", *OBSERVATION_TYPES)),
+        "prompt": (prompt, PROMPTS),
+    }
+    for name, (value, valid) in choices.items():
+        if value not in valid:
+            raise UsageError(f"unknown {name} {value!r}", hint=f"use one of: {', '.join(map(str, valid))}")
 
 
 def runnable(
@@ -265,6 +298,7 @@ def osworld(
     prompt: str = "upstream",
     ready_wait: float = READY_WAIT,
     settle_wait: float = SETTLE_WAIT,
+    waits: str = "upstream",
     data_dir: str | None = None,
 ) -> Task:
     """OSWorld-Verified: real desktop tasks scored by OSWorld's own execution-based checkers.
@@ -284,13 +318,15 @@ def osworld(
         temperature: Sampling temperature (default: run.py's).
         top_p: Nucleus sampling (default: run.py's).
         prompt: upstream (OSWorld's baseline agent from the tree) or forge (our own prompt; not comparable).
-        ready_wait: Seconds between the task's setup and the first observation (upstream: 60).
-        settle_wait: Seconds between the agent's last action and the checker (upstream: 20).
+        ready_wait: Seconds between the task's setup and the first observation (upstream: 60); with
+            `waits=ready`, the most it waits.
+        settle_wait: Seconds between the agent's last action and the checker (upstream: 20); with
+            `waits=ready`, the most it waits.
+        waits: upstream (the fixed sleeps, comparable) or ready (until the desktop is ready and settled:
+            launched apps up, screen, tree and files still, CPU idle; not comparable).
         data_dir: A checkout of the OSWorld tree (task data, evaluators and agent of one commit).
     """
-    _check_choice("action space", action_space, ACTION_SPACES)
-    _check_choice("observation", observation, ("auto", *OBSERVATION_TYPES))
-    _check_choice("prompt", prompt, PROMPTS)
+    check_choices(action_space=action_space, observation=observation, prompt=prompt, waits=waits)
     if max_steps < 1:
         raise UsageError(
             f"max_steps must be >= 1, got {max_steps}",
@@ -331,6 +367,7 @@ def osworld(
             sampling,
             ready_wait,
             settle_wait,
+            waits,
         ),
         scorer=osworld_scorer(),
         config=GenerateConfig(seed=seed, **sampling),
@@ -343,6 +380,7 @@ def osworld(
             "action_space": action_space,
             "max_steps": max_steps,
             "prompt": prompt,
+            "waits": waits,
             "skipped": len(skipped),
         },
     )

@@ -1,0 +1,121 @@
+"""OSWorld's waits side by side: upstream's fixed 60 s + 20 s against `-T waits=ready`, every runnable task.
+
+For each task of the pinned tree that the local desktop runs here, and for each policy, one fresh desktop:
+OSWorld's own setup steps, the policy's ready wait, the first observation (the accessibility tree and a
+screenshot, as the agent would get them), then two scripted agents in turn, each followed by the policy's
+settle wait and OSWorld's checker: no action, then a fixed wrong action (a click in an empty corner).
+It prints per task whether the two policies gave the same first observation (tree text equal; screenshots
+equal but for at most `STILL_PIXELS` pixels: a caret, the pointer) and the same verdicts, and the
+environment time of each (setup start to first observation; last action to verdict), then the medians and
+the share of identical verdicts and observations. Nothing else should run on the machine meanwhile.
+
+    python bench/osworld_waits.py [--tasks ID,ID] [--limit N] [--data-dir TREE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from forge_eval.benchmarks.osworld import evaluate, load_tasks, make_provider, start_episode
+from forge_eval.benchmarks.osworld._data import data_root
+from forge_eval.benchmarks.osworld._support import split_runnable, support_context
+from forge_eval.benchmarks.osworld._task import READY_WAIT, SETTLE_WAIT
+from forge_eval.benchmarks.osworld._waits import STILL_PIXELS, WAIT_POLICIES, changed_pixels, grey_screen
+
+WRONG_ACTION = "import pyautogui; pyautogui.click(1910, 1070)"
+
+
+def episode(tree: Path, task, policy: str) -> dict:  # type: ignore[no-untyped-def]
+    """One desktop under `policy`: its first observation, both verdicts and environment times."""
+    wait = WAIT_POLICIES.get(policy)
+    started = time.monotonic()
+    run = start_episode(
+        task,
+        make_provider("local", tree),
+        tree=tree,
+        action_space="pyautogui",
+        observation_type="screenshot_a11y_tree",
+        pause=0.5,
+    )
+    try:
+        desktop = run.desktop()
+        ready = asyncio.run(wait.ready(desktop, READY_WAIT))
+        controller = run.env.controller
+        png = controller.get_screenshot()
+        first = {"tree": controller.get_accessibility_tree(), "screen": grey_screen(png), "png": png}
+        to_first = time.monotonic() - started
+        verdicts, to_verdict = [], []
+        for action in ("DONE", WRONG_ACTION):
+            if action != "DONE":
+                run.env.step(action)
+            acted = time.monotonic()
+            settled = asyncio.run(wait.settled(desktop, SETTLE_WAIT))
+            verdicts.append(evaluate(run)[0])
+            to_verdict.append(time.monotonic() - acted)
+    finally:
+        run.session.stop()
+    return {
+        "first": first,
+        "verdicts": verdicts,
+        "to_first": to_first,
+        "to_verdict": to_verdict,
+        "ready": ready,
+        "settled": settled,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", help="comma-separated task ids (default: every runnable task)")
+    parser.add_argument("--limit", type=int, help="only the first N runnable tasks")
+    parser.add_argument("--data-dir", help="the OSWorld tree (default: the pinned tree forge-eval locates)")
+    parser.add_argument("--keep", type=Path, help="write each policy's first observation (tree, PNG) here")
+    args = parser.parse_args()
+    tree = data_root(args.data_dir)
+    tasks, skipped = split_runnable(load_tasks(tree, task_ids=args.tasks), support_context("local", tree))
+    tasks = tasks[: args.limit] if args.limit else tasks
+    print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}; "
+          f"{len(tasks)} runnable tasks ({len(skipped)} skipped here)")
+    print(f"{'task':10} {'verdicts up/ready':>18} {'same obs':>9} {'first obs s up/ready':>21} "
+          f"{'to verdict s up/ready':>22}  ready waited for")
+    rows = []
+    for task in tasks:
+        up, ready = episode(tree, task, "upstream"), episode(tree, task, "ready")
+        if args.keep:
+            for name, run in (("upstream", up), ("ready", ready)):
+                args.keep.mkdir(parents=True, exist_ok=True)
+                (args.keep / f"{task.id}.{name}.xml").write_text(run["first"]["tree"] or "")
+                (args.keep / f"{task.id}.{name}.png").write_bytes(run["first"]["png"] or b"")
+        same_tree = up["first"]["tree"] == ready["first"]["tree"]
+        a, b = up["first"]["screen"], ready["first"]["screen"]
+        pixels = changed_pixels(a, b) if a is not None and b is not None else -1
+        same = same_tree and 0 <= pixels <= STILL_PIXELS
+        rows.append((up, ready, same))
+        print(f"{task.id[:8]:10} {str(up['verdicts']):>9}/{str(ready['verdicts']):<9} {str(same):>9} "
+              f"{up['to_first']:>10.1f}/{ready['to_first']:<10.1f} "
+              f"{sum(up['to_verdict']):>11.1f}/{sum(ready['to_verdict']):<10.1f}  "
+              f"{ready['ready'].reason} ({ready['ready'].waited_s:.1f} s); "
+              + ("" if same else f"tree {'same' if same_tree else 'differs'}, {pixels} pixels differ"))
+    if not rows:
+        return
+    same_verdicts = sum(up["verdicts"] == ready["verdicts"] for up, ready, _ in rows)
+    same_obs = sum(same for *_, same in rows)
+
+    def median_overhead(key: int) -> float:
+        return statistics.median(row[key]["to_first"] + sum(row[key]["to_verdict"]) / 2 for row in rows)
+
+    print(f"identical verdicts: {same_verdicts}/{len(rows)} ({100 * same_verdicts / len(rows):.0f}%); "
+          f"identical first observations: {same_obs}/{len(rows)} ({100 * same_obs / len(rows):.0f}%)")
+    up_s, ready_s = median_overhead(0), median_overhead(1)
+    print(f"median environment time per task (setup to first observation + last action to verdict): "
+          f"upstream {up_s:.1f} s, ready {ready_s:.1f} s ({ready_s / up_s:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()

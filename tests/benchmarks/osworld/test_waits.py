@@ -1,0 +1,178 @@
+"""`-T waits=ready`: the desktop is waited for until it is ready and settled, never longer than upstream.
+
+The conditions alone on looks made up here (a caret or clock does not hold readiness back; a launched
+app without a window, a file being written or a busy CPU does; the caps hold), then on the real local
+desktop: an app that opens its window 5 s after the setup returned is waited for, a file still being
+written holds the settle back, and a real task of the pinned tree whose setup opens LibreOffice Impress
+gives, under `ready`, the first observation and the verdicts (right action 1, none 0) of upstream's 60 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from forge_eval.benchmarks.osworld._waits import (
+    QUIET_S,
+    STILL_PIXELS,
+    WAIT_POLICIES,
+    Desktop,
+    Look,
+    still,
+)
+
+
+def _look(at: float, **changes: object) -> Look:
+    fields: dict[str, object] = {
+        "at": at,
+        "windows": ("0x01 user Impress",),
+        "pending": 0,
+        "cpu": 0.02,
+        "files": "f",
+        "screen": np.zeros((108, 192), np.uint8),
+        "tree": "<desktop-frame/>",
+    }
+    fields.update(changes)
+    return Look(**fields)  # type: ignore[arg-type]
+
+
+def test_a_caret_or_clock_does_not_hold_the_desktop_back_but_real_change_does() -> None:
+    before = _look(0.0)
+    caret = np.zeros((108, 192), np.uint8)
+    caret[10:30, 50:52] = 255  # a blinking caret: 40 pixels
+    assert still(before, _look(1.0, screen=caret)) == []
+    window = np.zeros((108, 192), np.uint8)
+    window[:60, :60] = 200  # a window opening: 3,600 pixels
+    assert window.size > STILL_PIXELS and still(before, _look(1.0, screen=window)) == ["the screen"]
+    assert still(before, _look(1.0, pending=1)) == ["1 launched process(es) without a window yet"]
+    assert still(before, _look(1.0, windows=("0x01 user Impress", "0x02 user Dialog"))) == ["the window list"]
+    assert still(before, _look(1.0, files="g")) == ["files under the home"]
+    assert still(before, _look(1.0, tree="<desktop-frame><frame/></desktop-frame>")) == [
+        "the accessibility tree"
+    ]
+    assert still(before, _look(1.0, cpu=0.5))[0].startswith("CPU busy")  # 0.5 s of CPU a second
+    assert still(before, _look(1.0, cpu=0.05)) == []  # idle
+    assert still(before, _look(1.0, screen=None)) == ["the screen (no screenshot)"]
+
+
+class _Changing(Desktop):
+    """A desktop whose screen never stops changing."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def look(self, files: bool = False, tree: bool = True) -> Look:
+        self.n += 1
+        return _look(time.monotonic(), screen=np.full((108, 192), self.n % 2 * 255, np.uint8))
+
+
+class _Still(Desktop):
+    def __init__(self) -> None:
+        pass
+
+    def look(self, files: bool = False, tree: bool = True) -> Look:
+        return _look(time.monotonic())
+
+
+def test_the_caps_hold_and_a_still_desktop_is_ready_after_the_quiet_window() -> None:
+    ready = WAIT_POLICIES.get("ready")
+    started = time.monotonic()
+    record = asyncio.run(ready.ready(_Changing(), 2.0))
+    assert 2.0 <= time.monotonic() - started < 4.0
+    assert record.reason.startswith("cap of 2 s reached") and "the screen" in record.reason
+    record = asyncio.run(ready.settled(_Still(), 20.0))
+    assert QUIET_S <= record.waited_s < QUIET_S + 2 and "still" in record.reason
+    record = asyncio.run(WAIT_POLICIES.get("upstream").ready(_Still(), 0.2))
+    assert (record.policy, record.waited_s, record.reason) == ("upstream", 0.2, "upstream's fixed sleep")
+
+
+@pytest.fixture
+def desktop(osworld_root: Path, desktop_ready: None):  # type: ignore[no-untyped-def]
+    import httpx
+
+    from forge_eval.benchmarks.osworld import LocalDesktop
+    from forge_eval.benchmarks.osworld.install import desktop_site
+
+    running = LocalDesktop(site_dir=desktop_site(), tree=osworld_root).start()
+    assert running.client is not None
+    url = running.client.url
+
+    def screenshot() -> bytes:
+        return httpx.get(f"{url}/screenshot", timeout=30).content
+
+    def tree() -> str:
+        return httpx.get(f"{url}/accessibility", timeout=60).json()["AT"]
+
+    try:
+        yield running, Desktop(running.client, screenshot, tree)
+    finally:
+        running.stop()
+
+
+@pytest.mark.slow
+def test_a_window_that_opens_late_is_waited_for_and_a_file_being_written_holds_the_settle(desktop) -> None:  # type: ignore[no-untyped-def]
+    running, looks = desktop
+    ready = WAIT_POLICIES.get("ready")
+    # as a setup step launches it: VLC, 5 s after the setup returned
+    running.client.launch("sleep 5; exec vlc --no-audio", shell=True)
+    record = asyncio.run(ready.ready(looks, 60.0))
+    assert record.waited_s >= 5 + QUIET_S and "still" in record.reason, record
+    assert any("VLC" in title for title in running.client.window_titles())
+    # a file under the home written for 8 s more
+    writer = "for i in $(seq 16); do echo $i >> /home/user/Documents/log.txt; sleep 0.5; done"
+    running.client.launch(writer, shell=True)
+    time.sleep(0.5)
+    record = asyncio.run(ready.settled(looks, 20.0))
+    assert record.waited_s >= 7 and "still" in record.reason, record
+    assert (running.home / "Documents/log.txt").read_text().split() == [str(i) for i in range(1, 17)]
+
+
+IMPRESS_TASK = "2cd43775-7085-45d8-89fa-9e35c0a915cf"  # its setup opens a presentation in Impress
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_a_libreoffice_task_under_both_policies(osworld_root: Path, desktop_ready: None) -> None:
+    from forge_eval.benchmarks.osworld import evaluate, load_tasks, make_provider, start_episode
+    from forge_eval.benchmarks.osworld._task import READY_WAIT, SETTLE_WAIT
+    from forge_eval.benchmarks.osworld._waits import changed_pixels, grey_screen
+    from tests.benchmarks.osworld._oracles import ORACLES
+
+    (task,) = load_tasks(osworld_root, task_ids=IMPRESS_TASK)
+    seen = {}
+    for policy in ("upstream", "ready"):
+        wait = WAIT_POLICIES.get(policy)
+        episode = start_episode(
+            task,
+            make_provider("local", osworld_root),
+            tree=osworld_root,
+            action_space="pyautogui",
+            observation_type="screenshot_a11y_tree",
+            pause=0.3,
+        )
+        try:
+            desktop = episode.desktop()
+            ready = asyncio.run(wait.ready(desktop, READY_WAIT))
+            controller = episode.env.controller
+            first = (controller.get_accessibility_tree(), grey_screen(controller.get_screenshot()))
+            asyncio.run(wait.settled(desktop, SETTLE_WAIT))
+            nothing = evaluate(episode)[0]
+            episode.env.step(ORACLES[IMPRESS_TASK][1])
+            episode.env.step("DONE")
+            settled = asyncio.run(wait.settled(desktop, SETTLE_WAIT))
+            solved = evaluate(episode)[0]
+        finally:
+            episode.session.stop()
+        seen[policy] = (ready, settled, first, nothing, solved)
+    for policy, (_, _, _, nothing, solved) in seen.items():
+        assert (nothing, solved) == (0.0, 1.0), policy
+    (_, _, (tree_up, screen_up), *_), (ready, settled, (tree_ready, screen_ready), *_) = seen.values()
+    assert ready.waited_s < READY_WAIT and "still" in ready.reason, ready  # ready before the cap
+    assert settled.waited_s < SETTLE_WAIT, settled
+    assert tree_up and tree_ready == tree_up  # the first observation the agent gets
+    assert screen_up is not None and screen_ready is not None
+    assert changed_pixels(screen_up, screen_ready) <= STILL_PIXELS
