@@ -7,7 +7,6 @@ run directory's own modes are what keep it out.
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from click.testing import CliRunner
 import tests.runner._probe_benchmark  # noqa: F401  (registers the "probe" benchmark)
 from forge_eval._cli.main import cli
 from forge_eval.rundir import RunDir
+from tests._nobody import as_nobody
 from tests.runner._recording_server import recording_server
 
 SETPRIV = shutil.which("setpriv")
@@ -32,8 +32,7 @@ def _mode(path: Path) -> int:
 
 def _other_uid_reads(path: Path) -> bool:
     """Whether uid/gid 65534 (no groups) can read `path`."""
-    command = [str(SETPRIV), "--reuid", "65534", "--regid", "65534", "--clear-groups", "cat", str(path)]
-    return subprocess.run(command, capture_output=True, timeout=30).returncode == 0
+    return as_nobody("cat", str(path)).returncode == 0
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from forge_eval.sandbox import NetworkNamespace, PrivatePort
+from tests._nobody import as_nobody
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("ip"),
@@ -83,13 +84,7 @@ def test_the_run_reaches_the_server_and_no_other_uid_does(
             f"try: print(json.dumps(httpx.get({url!r}, timeout=10).text))\n"
             "except httpx.HTTPError as exc: print(json.dumps(type(exc).__name__))\n"
         )
-        done = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", stranger],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            cwd=tmp_path,
-        )
+        done = as_nobody(sys.executable, "-c", stranger)
         assert json.loads(done.stdout) in ("ReadError", "RemoteProtocolError"), done  # closed unanswered
         assert port.refused == 1
         # a process of the run's may be let in by name (upstream's client in a driver process)

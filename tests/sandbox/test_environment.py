@@ -5,7 +5,6 @@ bwrap)."""
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import uuid
 from pathlib import Path
@@ -14,11 +13,11 @@ import pytest
 
 from forge_eval._errors import UsageError
 from forge_eval.sandbox import SandboxSpec, sandboxed_command, start_sandbox
+from tests._nobody import NOBODY
 from tests.sandbox._sandboxes import needs_bwrap
 
 pytestmark = needs_bwrap
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="switching to another host uid needs root")
-NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"]
 # Another host uid's attack: read every process's /proc/PID/cmdline over and over, looking for the secret
 # (given on stdin, so that the scanner's own command line does not hold it), until its stdin closes.
 SCANNER = """
@@ -49,7 +48,7 @@ COMMAND = (
 
 def _as_nobody(*argv: str, **kw) -> subprocess.Popen:  # noqa: ANN003
     return subprocess.Popen(
-        [shutil.which("setpriv"), *NOBODY, *argv], cwd="/", env={"PATH": "/usr/bin:/bin"}, **kw
+        [*NOBODY, *argv], cwd="/", env={"PATH": "/usr/bin:/bin"}, **kw
     )
 
 

@@ -26,6 +26,7 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelOutput, get_model
 
 from forge_eval.benchmarks.claweval import _trial, claweval
 from forge_eval.harnesses import harness_settings
+from tests._nobody import as_nobody
 from tests.benchmarks.claweval.test_claweval_upstream import _out, _score, reading_judge, run_trial
 
 pytestmark = pytest.mark.slow
@@ -92,8 +93,7 @@ def _post_as_nobody(url: str, command: str) -> subprocess.CompletedProcess[str]:
         "headers={'Content-Type': 'application/json'})\n"
         "print(urllib.request.urlopen(request, timeout=10).read().decode())\n"
     )
-    nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "/usr/bin/python3"]
-    return subprocess.run([*nobody, "-c", code], capture_output=True, text=True, timeout=60)
+    return as_nobody("/usr/bin/python3", "-c", code)
 
 
 def test_another_host_uid_cannot_drive_the_sandbox(

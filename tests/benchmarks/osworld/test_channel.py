@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -18,6 +17,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests._nobody import as_nobody
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -127,13 +128,7 @@ try:
 except httpx.HTTPError as exc:
     print(json.dumps({{"error": type(exc).__name__}}))
 """
-    done = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", stranger],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=tmp_path,
-    )
+    done = as_nobody(sys.executable, "-c", stranger)
     assert done.returncode == 0, done.stderr
     assert "error" in json.loads(done.stdout), done.stdout  # closed unanswered
     assert not (desktop.home / "driven-by-a-stranger").exists()
