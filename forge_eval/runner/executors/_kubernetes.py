@@ -140,7 +140,7 @@ class KubernetesExecutor(Executor):
         return f"kubernetes namespace {self.address}"
 
     def check(self, needs: Mapping[str, float], benchmark: str) -> None:
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client.exceptions import ApiException  # optional dependency (the `k8s` extra)
 
         try:
             self.batch.list_namespaced_job(self.address, limit=1)
@@ -214,7 +214,7 @@ class KubernetesExecutor(Executor):
             time.sleep(self.poll_s)
 
     def _outcome(self, handle: ShardHandle) -> ShardOutcome | None:
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client.exceptions import ApiException  # optional dependency (the `k8s` extra)
 
         key = handle.job.shard.key
         try:
@@ -239,7 +239,7 @@ class KubernetesExecutor(Executor):
 
     def _node(self, job_name: str) -> str:
         """The node of the Job's (last) pod, as the cluster placed it ("" when its pods are gone)."""
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client.exceptions import ApiException  # optional dependency (the `k8s` extra)
 
         try:
             pods = self.core.list_namespaced_pod(self.address, label_selector=f"job-name={job_name}").items
@@ -249,7 +249,7 @@ class KubernetesExecutor(Executor):
         return next((p.spec.node_name for p in reversed(mine) if p.spec and p.spec.node_name), "")
 
     def cancel(self, handle: ShardHandle) -> None:
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client.exceptions import ApiException  # optional dependency (the `k8s` extra)
 
         try:
             self.batch.delete_namespaced_job(handle.ref.name, self.address, propagation_policy="Background")

@@ -28,7 +28,7 @@ MAX_RETRIES = 3
 
 def _ray_shard(job: ShardJob) -> ShardOutcome:
     """The Ray task: the shard, with the Ray node that ran it; it ends with its node's raylet."""
-    import ray
+    import ray  # optional dependency (the `ray` extra)
 
     follow_parent()
     outcome = run_shard(job)
@@ -43,7 +43,7 @@ class RayExecutor(Executor):
     forms = ("ray://HOST:PORT", "ray:auto")
 
     def __init__(self, address: str, shared: bool = False, max_retries: int = MAX_RETRIES) -> None:
-        import ray
+        import ray  # optional dependency (the `ray` extra)
 
         super().__init__(address, shared)
         self.max_retries = max_retries
@@ -98,7 +98,7 @@ class RayExecutor(Executor):
         return ShardHandle(job, self._remote.options(**options).remote(job))
 
     def wait(self, handles: Sequence[ShardHandle]) -> tuple[ShardHandle, ShardOutcome]:
-        import ray
+        import ray  # optional dependency (the `ray` extra)
 
         by_ref = {handle.ref: handle for handle in handles}
         ready, _ = ray.wait(list(by_ref), num_returns=1)
@@ -111,19 +111,19 @@ class RayExecutor(Executor):
             return handle, ShardOutcome(handle.job.shard.key, "", "", now, now, message)
 
     def cancel(self, handle: ShardHandle) -> None:
-        import ray
+        import ray  # optional dependency (the `ray` extra)
 
         ray.cancel(handle.ref, force=True, recursive=True)
 
     def close(self) -> None:
-        import ray
+        import ray  # optional dependency (the `ray` extra)
 
         if self._owns:
             ray.shutdown()
 
 
 def _alive_nodes() -> list[dict[str, float]]:
-    import ray
+    import ray  # optional dependency (the `ray` extra)
 
     return [dict(node["Resources"]) for node in ray.nodes() if node.get("Alive")]
 
