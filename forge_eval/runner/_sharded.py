@@ -67,8 +67,8 @@ def execute_sharded(plan: RunPlan, executor: Executor, shards: int | None = None
 def _finish(plan: RunPlan, run: RunDir, shard: Shard, outcome: ShardOutcome) -> None:
     """Keep what a shard returned, record where and when it ran, and say so."""
     folder = shard_dir(plan.spec.log_dir, shard)
-    if outcome.files:
-        write_shard_files(folder, outcome.files)
+    write_shard_files(folder, outcome.files)
+    write_shard_files(run.records, outcome.records)
     finished = shard_finished(plan.spec.log_dir, shard)
     record = {
         "seed": shard.seed,

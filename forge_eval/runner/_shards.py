@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from inspect_ai.log import list_eval_logs, read_eval_log
@@ -105,19 +105,23 @@ def shard_finished(log_dir: Path, shard: Shard) -> bool:
 
 
 def read_shard_files(folder: Path) -> dict[str, bytes]:
-    """The files of a shard's log folder, to send to a worker that has no shared file system."""
+    """The files under `folder` by relative path: a shard's logs or call records, sent between a worker
+    and the driver when they share no file system."""
     if not folder.is_dir():
         return {}
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in files}
 
 
 def write_shard_files(folder: Path, files: Mapping[str, bytes]) -> None:
-    """Put a worker's returned log files into the shard's folder (names are Inspect's, never paths)."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Write files returned by `read_shard_files` under `folder`; a path that would leave it is refused."""
     for name, data in files.items():
-        if Path(name).name != name or name in ("", ".", ".."):
-            raise ValueError(f"a shard returned a file name that is not a plain name: {name!r}")
-        (folder / name).write_bytes(data)
+        relative = PurePosixPath(name)
+        if relative.is_absolute() or not relative.parts or ".." in relative.parts:
+            raise ValueError(f"a shard returned a file path outside its folder: {name!r}")
+        target = folder.joinpath(*relative.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
 
 
 def record_shards(run: RunDir, records: Mapping[str, Mapping[str, Any]]) -> None:

@@ -77,6 +77,8 @@ class ShardOutcome:
         error: Why the shard could not finish (the model stopped answering, a failed check); None when
             its eval ran (its samples may still have failed: the logs say).
         files: Without a shared file system, the shard's log files (name -> bytes).
+        records: Without a shared file system, the harness programs' call records of the shard (path
+            under the run's records/ -> bytes).
     """
 
     key: str
@@ -86,6 +88,7 @@ class ShardOutcome:
     ended: str
     error: str | None = None
     files: dict[str, bytes] = field(default_factory=dict)
+    records: dict[str, bytes] = field(default_factory=dict)
 
 
 def _now() -> str:
@@ -108,8 +111,9 @@ def run_shard(job: ShardJob) -> ShardOutcome:
         except ForgeError as e:
             error = e.message
         files = {} if job.shared else read_shard_files(folder)
+        kept = {} if job.shared else read_shard_files(records)
     host = socket.gethostname()
-    return ShardOutcome(shard.key, host, host, started, _now(), error, files)
+    return ShardOutcome(shard.key, host, host, started, _now(), error, files, kept)
 
 
 def _run(job: ShardJob, folder: Path, records: Path, stack: ExitStack) -> str | None:
@@ -140,7 +144,8 @@ def _run(job: ShardJob, folder: Path, records: Path, stack: ExitStack) -> str | 
 def main() -> int:
     """Run the job in `$FORGE_SHARD_JOB`; the last output line is the outcome (JSON), exit 1 on error."""
     outcome = run_shard(ShardJob.from_json(os.environ[JOB_ENV]))
-    print("FORGE_SHARD " + json.dumps({k: v for k, v in vars(outcome).items() if k != "files"}), flush=True)
+    said = {k: v for k, v in vars(outcome).items() if k not in ("files", "records")}
+    print("FORGE_SHARD " + json.dumps(said), flush=True)
     return 0 if outcome.error is None else 1
 
 

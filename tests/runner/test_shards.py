@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from forge_eval.runner import RunSpec, execute_sharded, plan_run, plan_shards
+from forge_eval.runner._shards import read_shard_files, write_shard_files
 from forge_eval.runner.executors import LocalExecutor
 from tests.runner._recording_server import recording_server
 
@@ -33,6 +34,21 @@ def test_shards_cover_each_task_of_each_seed_once_with_stable_keys(tmp_path) -> 
     assert plan_shards(plan, 5) == shards  # the same command plans the same shards
     assert len(plan_shards(plan, 100)) == 2 * 7  # at most one task per shard
     assert len(plan_shards(plan, 1)) == 2  # at least one shard per seed
+
+
+def test_returned_files_round_trip_and_never_leave_their_folder(tmp_path) -> None:
+    source = tmp_path / "worker"
+    (source / "rollout-1").mkdir(parents=True)
+    (source / "rollout-1" / "calls.jsonl").write_bytes(b"{}\n")
+    (source / "a.eval").write_bytes(b"log")
+    files = read_shard_files(source)
+    assert files == {"a.eval": b"log", "rollout-1/calls.jsonl": b"{}\n"}
+    write_shard_files(tmp_path / "run", files)
+    assert read_shard_files(tmp_path / "run") == files
+    for bad in ("../escape", "/etc/passwd", "x/../../escape", ""):
+        with pytest.raises(ValueError, match="outside its folder"):
+            write_shard_files(tmp_path / "run", {bad: b"no"})
+    assert not (tmp_path / "escape").exists()
 
 
 @pytest.mark.slow
