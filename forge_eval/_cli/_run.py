@@ -11,7 +11,7 @@ from rich.table import Table
 
 from forge_eval._cli._options import parse_key_values, parse_model_roles
 from forge_eval._cli._report import percent, write_step_budgets
-from forge_eval._errors import ForgeError
+from forge_eval._errors import ForgeError, UsageError
 from forge_eval.analysis import parse_budgets
 from forge_eval.models import EMBEDDED_MODELS
 from forge_eval.rundir import RunDir
@@ -51,6 +51,10 @@ def run(
 ) -> None:
     """`forge-eval run` (its options and help: forge_eval/_cli/run.py)."""
     budgets = parse_budgets(step_budget) if step_budget else ()
+    if not cluster and (shards or shared_logs):
+        flag = "--shards" if shards else "--shared-logs"
+        hint = "add --cluster (or set FORGE_CLUSTER), or drop it"
+        raise UsageError(f"{flag} applies to a run on a cluster", hint)
 
     spec = RunSpec(
         benchmark=benchmark,

@@ -219,3 +219,5 @@ def test_cluster_errors_are_one_line_messages(monkeypatch: pytest.MonkeyPatch) -
     )
     k8s = error("--cluster", "k8s:evals")
     assert k8s.exit_code == 2 and "--cluster k8s needs FORGE_K8S_IMAGE" in str(k8s)
+    alone = error("--shards", "4")
+    assert alone.exit_code == 2 and str(alone).startswith("--shards applies to a run on a cluster")
