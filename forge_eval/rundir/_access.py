@@ -24,6 +24,7 @@ _FILES = (
     RunDir.REPORT,
     RunDir.BEHAVIOR,
     RunDir.BUDGETS,
+    RunDir.SHARDS,
 )
 _TREES = (RunDir.LOGS, RunDir.RECORDS)
 

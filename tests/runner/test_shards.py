@@ -62,3 +62,4 @@ def test_local_shards_merge_like_a_local_run_and_resume_keeps_them(tmp_path) -> 
     trials = pd.read_csv(tmp_path / "run" / "trials.csv")
     assert len(trials) == 32 and not trials.duplicated(["task_id", "seed", "epoch"]).any()
     assert whole["metrics"] == again["metrics"] and whole["n_tasks"] == 8
+    assert (tmp_path / "run" / "shards.json").stat().st_mode & 0o777 == 0o600  # private like results.json
