@@ -57,7 +57,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def _node_ip() -> str:
-    import ray
+    import ray  # optional dependency (the `ray` extra)
 
     return ray.util.get_node_ip_address()
 
@@ -86,7 +86,7 @@ class RolloutActor:
 
     async def start(self, spec: RolloutSpec, trainer_ip: str) -> str:
         """Start the sandbox; returns this node's id."""
-        import ray
+        import ray  # optional dependency (the `ray` extra)
 
         host = urlsplit(spec.proxy_base_url).hostname or ""
         here = _node_ip()
@@ -117,7 +117,7 @@ class RolloutActor:
 @functools.cache
 def _actor_class() -> Any:
     """`RolloutActor` as a Ray actor class, made once per process (Ray exports it to the nodes)."""
-    import ray
+    import ray  # optional dependency (the `ray` extra)
 
     return ray.remote(RolloutActor)
 
@@ -206,7 +206,7 @@ class RayBackend(RolloutBackend):
     def _ray(self) -> ModuleType:
         try:
             # optional dependency (the `ray` extra; veRL brings it): imported where the backend uses it
-            import ray
+            import ray  # optional dependency (the `ray` extra)
         except ImportError:
             raise ForgeError(
                 "the ray rollout backend needs Ray",
@@ -262,7 +262,7 @@ class RayBackend(RolloutBackend):
         return handle
 
     async def wait(self, handle: RolloutHandle, deadline: float) -> RolloutOutcome:
-        import ray
+        import ray  # optional dependency (the `ray` extra)
 
         running: _Actor = handle.ref
         if running.lost:
@@ -284,7 +284,7 @@ class RayBackend(RolloutBackend):
             return RolloutOutcome("evicted")
 
     async def logs(self, handle: RolloutHandle) -> str:
-        import ray
+        import ray  # optional dependency (the `ray` extra)
 
         running: _Actor = handle.ref
         try:
@@ -293,7 +293,7 @@ class RayBackend(RolloutBackend):
             return f"(no logs: the rollout's actor on node {running.node} is gone: {type(e).__name__})"
 
     async def stop(self, handle: RolloutHandle) -> None:
-        import ray
+        import ray  # optional dependency (the `ray` extra)
 
         running: _Actor = handle.ref
         if running.stopped:
@@ -308,7 +308,7 @@ class RayBackend(RolloutBackend):
             self._kill(running)  # its process ends; a sandbox left behind dies with it (--die-with-parent)
 
     def _kill(self, running: _Actor) -> None:
-        import ray
+        import ray  # optional dependency (the `ray` extra)
 
         with contextlib.suppress(ray.exceptions.RayError):  # already gone with its node
             ray.kill(running.actor, no_restart=True)
