@@ -4,8 +4,9 @@ For each task of the pinned tree that the local desktop runs here, and for each 
 OSWorld's own setup steps, the policy's ready wait, the first observation (the accessibility tree and a
 screenshot, as the agent would get them), then two scripted agents in turn, each followed by the policy's
 settle wait and OSWorld's checker: no action, then a fixed wrong action (a click in an empty corner).
-It prints per task whether the two policies gave the same first observation (tree text equal; screenshots
-equal but for at most `STILL_PIXELS` pixels: a caret, the pointer) and the same verdicts, and the
+It prints per task whether the two policies gave the same first observation (what the tree says equal,
+`tree_text`, and whether the whole tree is; screenshots equal but for at most `STILL_PIXELS` pixels: a
+caret, the pointer) and the same verdicts, and the
 environment time of each (setup start to first observation; last action to verdict), then the medians and
 the share of identical verdicts and observations. Nothing else should run on the machine meanwhile.
 
@@ -26,7 +27,13 @@ from forge_eval.benchmarks.osworld import evaluate, load_tasks, make_provider, s
 from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._support import split_runnable, support_context
 from forge_eval.benchmarks.osworld._task import READY_WAIT, SETTLE_WAIT
-from forge_eval.benchmarks.osworld._waits import STILL_PIXELS, WAIT_POLICIES, changed_pixels, grey_screen
+from forge_eval.benchmarks.osworld._waits import (
+    STILL_PIXELS,
+    WAIT_POLICIES,
+    changed_pixels,
+    grey_screen,
+    tree_text,
+)
 
 WRONG_ACTION = "import pyautogui; pyautogui.click(1910, 1070)"
 
@@ -70,6 +77,10 @@ def episode(tree: Path, task, policy: str) -> dict:  # type: ignore[no-untyped-d
     }
 
 
+def _said(same_tree: bool, same_text: bool) -> str:
+    return "same" if same_tree else "says the same, roles differ" if same_text else "says other things"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", help="comma-separated task ids (default: every runnable task)")
@@ -93,15 +104,16 @@ def main() -> None:
                 (args.keep / f"{task.id}.{name}.xml").write_text(run["first"]["tree"] or "")
                 (args.keep / f"{task.id}.{name}.png").write_bytes(run["first"]["png"] or b"")
         same_tree = up["first"]["tree"] == ready["first"]["tree"]
+        same_text = tree_text(up["first"]["tree"]) == tree_text(ready["first"]["tree"])
         a, b = up["first"]["screen"], ready["first"]["screen"]
         pixels = changed_pixels(a, b) if a is not None and b is not None else -1
-        same = same_tree and 0 <= pixels <= STILL_PIXELS
+        same = same_text and 0 <= pixels <= STILL_PIXELS
         rows.append((up, ready, same))
         print(f"{task.id[:8]:10} {str(up['verdicts']):>9}/{str(ready['verdicts']):<9} {str(same):>9} "
               f"{up['to_first']:>10.1f}/{ready['to_first']:<10.1f} "
               f"{sum(up['to_verdict']):>11.1f}/{sum(ready['to_verdict']):<10.1f}  "
               f"{ready['ready'].reason} ({ready['ready'].waited_s:.1f} s); "
-              + ("" if same else f"tree {'same' if same_tree else 'differs'}, {pixels} pixels differ"))
+              + ("" if same_tree and same else f"tree {_said(same_tree, same_text)}, {pixels} pixels differ"))
     if not rows:
         return
     same_verdicts = sum(up["verdicts"] == ready["verdicts"] for up, ready, _ in rows)

@@ -27,6 +27,7 @@ from typing import Any
 
 import anyio
 import numpy as np
+from lxml import etree
 from PIL import Image
 
 from forge_eval._registry import Registry
@@ -193,6 +194,16 @@ def still(before: Look, after: Look) -> list[str]:
     if after.cpu > IDLE_CPU:
         changed.append(f"CPU busy ({after.cpu:.2f} s/s)")
     return changed
+
+
+def tree_text(tree: str | None) -> list[str]:
+    """What an accessibility tree says, node by node (names and text), without the nodes' roles: a
+    container's role may still change after a desktop looks ready (LibreOffice's slide pane, on a loaded
+    machine, showed as a `panel` before it became a `scroll-pane`)."""
+    if not tree:
+        return []
+    root = etree.fromstring(tree.encode())
+    return [f"{node.get('name', '')}|{(node.text or '').strip()}" for node in root.iter()]
 
 
 def grey_screen(png: bytes | None) -> np.ndarray | None:
