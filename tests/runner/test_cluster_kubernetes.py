@@ -5,7 +5,6 @@ the "claim" is a temporary folder, and then writing the Job's status."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
@@ -25,46 +24,15 @@ from tests.runner._recording_server import recording_server
 kmock = pytest.importorskip("kmock", reason="kmock missing: pip install -e '.[dev]'")
 client = pytest.importorskip("kubernetes.client")
 
+from tests._kmock import Emulator  # noqa: E402
+
 MODEL = "openai-api/rec/m"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Emulator:
-    """kmock's KubernetesEmulator on 127.0.0.1, served from its own event-loop thread."""
-
-    def __init__(self) -> None:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
-        self._thread.start()
-        assert ready.wait(20), "kmock did not start"
-        config = client.Configuration()
-        config.host = self.url
-        self.api_client = client.ApiClient(config)
-        self.batch = client.BatchV1Api(self.api_client)
-        self.core = client.CoreV1Api(self.api_client)
-
-    def _serve(self, ready: threading.Event) -> None:
-        async def main() -> None:
-            async with kmock.KubernetesEmulator() as handler, kmock.Server(handler) as server:
-                # kmock serves only the resources declared to it
-                handler.resources["batch/v1/jobs"] = kmock.ResourceInfo(
-                    namespaced=True, kind="Job", singular="job", subresources={"status"}
-                )
-                self.url = str(server.url)
-                self.loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-                ready.set()
-                await self._stop.wait()
-
-        asyncio.run(main())
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(5)
-
-
 @pytest.fixture(scope="module")
 def emulator() -> Iterator[Emulator]:
-    emulator = Emulator()
+    emulator = Emulator(jobs=True)
     yield emulator
     emulator.close()
 

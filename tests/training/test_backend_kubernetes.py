@@ -8,7 +8,6 @@ the backend filters the listed pods by label itself (tested below).
 """
 
 import asyncio
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -22,45 +21,9 @@ from forge_eval._errors import ForgeError  # noqa: E402
 from forge_eval.sandbox import RolloutSpec  # noqa: E402
 from forge_eval.training.backends import ROLLOUT_BACKENDS, KubernetesBackend  # noqa: E402
 from forge_eval.training.backends._kubernetes import CreationBudget  # noqa: E402
+from tests._kmock import Emulator  # noqa: E402
 
 LABEL = "forge-eval.io"
-
-
-class Emulator:
-    """kmock's KubernetesEmulator served on 127.0.0.1 from its own event-loop thread."""
-
-    def __init__(self) -> None:
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._serve, args=(ready,), daemon=True)
-        self._thread.start()
-        assert ready.wait(20), "kmock did not start"
-        config = client.Configuration()
-        config.host = self.url
-        self.api_client = client.ApiClient(config)
-        self.core = client.CoreV1Api(self.api_client)
-
-    def _serve(self, ready: threading.Event) -> None:
-        async def main() -> None:
-            async with kmock.KubernetesEmulator() as handler, kmock.Server(handler) as server:
-                self.handler, self.url = handler, str(server.url)
-                self.loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
-                ready.set()
-                await self._stop.wait()
-
-        asyncio.run(main())
-
-    def logs(self, text: str) -> None:
-        """What every pod-log request answers from now on (kmock would return the pod's JSON)."""
-        text_plain = kmock.headers({"Content-Type": "text/plain"})
-        self.handler[kmock.subresource("log")] << text_plain << text.encode()
-
-    def set_status(self, namespace: str, name: str, status: dict[str, Any]) -> None:
-        """Play the kubelet."""
-        self.core.patch_namespaced_pod_status(name, namespace, {"status": status})
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(5)
 
 
 @pytest.fixture(scope="module")
