@@ -51,7 +51,7 @@ def episode(tree: Path, task, policy: str) -> dict:  # type: ignore[no-untyped-d
         pause=0.5,
     )
     try:
-        desktop = run.desktop()
+        desktop = run.desktop
         ready = asyncio.run(wait.ready(desktop, READY_WAIT))
         controller = run.env.controller
         png = controller.get_screenshot()

@@ -52,6 +52,10 @@ class Session:
     vlc_port: int = VLC_PORT
     _stop: list[Any] = field(default_factory=list)
 
+    def on_stop(self, callback: Callable[[], Any]) -> None:
+        """Call `callback` when the session stops (before what was registered earlier)."""
+        self._stop.append(callback)
+
     def stop(self) -> None:
         while self._stop:
             self._stop.pop()()

@@ -12,6 +12,7 @@ OSWorld's code (setup, agent, checkers) comes from the tree the task data comes 
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,10 +76,12 @@ class Episode:
         _, _, done, _ = await anyio.to_thread.run_sync(self.env.step, action)
         return bool(done)
 
+    @functools.cached_property
     def desktop(self) -> Desktop:
-        """What the wait policies read: the desktop's server, and the screenshot and tree upstream's
-        controller fetches for the agent."""
+        """What the wait policies read: the desktop's server (one client per episode, closed with its
+        session), and the screenshot and tree upstream's controller fetches for the agent."""
         client = DesktopClient(self.session.host, self.session.port)
+        self.session.on_stop(client.close)
         controller = self.env.controller
         return Desktop(client, controller.get_screenshot, controller.get_accessibility_tree)
 
@@ -191,7 +194,7 @@ def osworld_episode(
             )
             try:
                 bind_computer(episode)
-                _record(state, await wait.ready(episode.desktop(), ready_wait))
+                _record(state, await wait.ready(episode.desktop, ready_wait))
                 try:
                     state = await agent(state, generate)
                 except LimitExceededError:
@@ -215,7 +218,7 @@ def _record(state: TaskState, waited: WaitRecord) -> None:
 
 async def _score(state: TaskState, episode: Episode, wait: WaitPolicy, settle_wait: float) -> None:
     with anyio.CancelScope(shield=True):
-        _record(state, await wait.settled(episode.desktop(), settle_wait))
+        _record(state, await wait.settled(episode.desktop, settle_wait))
         value, explanation = await anyio.to_thread.run_sync(evaluate, episode)
     history = episode.env.action_history
     state.store.set(

@@ -131,8 +131,11 @@ def socket_holders(inode: str, pids: Iterable[int]) -> list[int]:
     return holders
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
 def _setns(fd: int, nstype: int) -> int:
-    return ctypes.CDLL(None, use_errno=True).setns(fd, nstype)
+    return _LIBC.setns(fd, nstype)
 
 
 class PrivatePort:

@@ -156,7 +156,7 @@ def test_a_libreoffice_task_under_both_policies(osworld_root: Path, desktop_read
             pause=0.3,
         )
         try:
-            desktop = episode.desktop()
+            desktop = episode.desktop
             ready = asyncio.run(wait.ready(desktop, READY_WAIT))
             controller = episode.env.controller
             first = (controller.get_accessibility_tree(), grey_screen(controller.get_screenshot()))
