@@ -7,15 +7,22 @@ apart from its body (`forge_eval._lazy`) instead of deferring imports.
 """
 
 import ast
+import importlib.metadata
 import importlib.util
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 
 # A comment on the import's lines, or on the comment and import lines right above it, saying why.
 REASON = re.compile(r"#.*\b(optional|upstream)", re.IGNORECASE)
+
 
 def _sources() -> Iterator[Path]:
     """Every module of forge_eval, through setup.py's package-dir mapping (as scripts/lint_imports.py)."""
@@ -82,3 +89,58 @@ def test_the_rule_tells_a_deferral_from_a_lazy_import(tmp_path: Path, monkeypatc
         "    import json\n"
     )
     assert unexplained_local_imports(source) == ["module.py:11 import pandas", "module.py:15 import json"]
+
+
+def _distributions_of_the_base_install() -> set[str]:
+    """forge-eval's required distributions and everything they require, without any extra."""
+    found, todo = set(), ["forge-eval"]
+    while todo:
+        name = todo.pop()
+        try:
+            requires = importlib.metadata.distribution(name).requires or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for line in requires:
+            requirement = Requirement(line)
+            key = canonicalize_name(requirement.name)
+            wanted = requirement.marker is None or requirement.marker.evaluate({"extra": ""})
+            if key not in found and wanted:
+                found.add(key)
+                todo.append(requirement.name)
+    return found
+
+
+def test_the_base_install_imports_every_package_and_the_cli_without_the_extras():
+    """`make run` installs no extra (the osworld, web, k8s, ray extras come with the tests' set-up), so a
+    top-level import of an extra's module breaks the main job and the set-up scripts that import the
+    benchmark registry (CI once failed on `lxml` in `osworld._waits`)."""
+    base = _distributions_of_the_base_install()
+    extras = {
+        canonicalize_name(Requirement(line).name)
+        for line in importlib.metadata.distribution("forge-eval").requires or []
+        if Requirement(line).marker is not None and "extra" in str(Requirement(line).marker)
+    }
+    blocked = sorted(
+        {
+            module
+            for module, owners in importlib.metadata.packages_distributions().items()
+            if {canonicalize_name(owner) for owner in owners} <= extras - base
+        }
+    )
+    assert "lxml" in blocked and "kubernetes" in blocked  # the check blocks what it means to
+    program = (
+        "import importlib, sys\n"
+        f"blocked = {blocked!r}\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in blocked:\n"
+        "            raise ModuleNotFoundError(f'{name} (an extra, blocked)', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "for name in ('benchmarks', 'harnesses', 'training', 'analysis', 'reports', '_cli.main'):\n"
+        "    importlib.import_module('forge_eval.' + name)\n"
+        "from forge_eval._cli.main import main\n"
+        "sys.argv = ['forge-eval', 'list']\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]

@@ -24,10 +24,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
+from xml.etree import ElementTree
 
 import anyio
 import numpy as np
-from lxml import etree
 from PIL import Image
 
 from forge_eval._registry import Registry
@@ -202,7 +202,7 @@ def tree_text(tree: str | None) -> list[str]:
     machine, showed as a `panel` before it became a `scroll-pane`)."""
     if not tree:
         return []
-    root = etree.fromstring(tree.encode())
+    root = ElementTree.fromstring(tree)
     return [f"{node.get('name', '')}|{(node.text or '').strip()}" for node in root.iter()]
 
 
