@@ -17,13 +17,10 @@ import yaml
 
 from forge_eval.benchmarks._benchmark import RunUsed, task_set
 from forge_eval.benchmarks.claweval._data import data_root, load_tasks
-from forge_eval.benchmarks.claweval._judge import OFFICIAL_JUDGE
-from forge_eval.benchmarks.claweval._trial import USER_ROLE
+from forge_eval.benchmarks.claweval._trial import SPLIT_CONFIGS, USER_ROLE
 from forge_eval.benchmarks.claweval._upstream import COMMIT, REPO
 from forge_eval.rundir import NotUsed, ProtocolRecord, Upstream, Value, element, sha256_files
 
-#: Upstream's simulated-user model (`config_user_agent.yaml`, the multi-turn split's config).
-OFFICIAL_USER = "openrouter/anthropic/claude-opus-4.6"
 SANDBOX_LABELS = {"bwrap": "upstream's sandbox server in bubblewrap", "none": "no sandbox tools"}
 
 
@@ -36,8 +33,28 @@ def _files(tree: Path, what: str, paths: list[Path]) -> Upstream:
     return Upstream(repo=REPO, commit=COMMIT, path=what, sha256=sha256_files(paths))
 
 
+def _config(tree: Path, split: str) -> dict[str, Any]:
+    return yaml.safe_load((tree / SPLIT_CONFIGS[split]).read_text(encoding="utf-8")) or {}
+
+
+def _official_model(tree: Path, split: str, section: str) -> str:
+    """A model of upstream's config for a split, as the Inspect model string of its OpenRouter endpoint."""
+    return f"openrouter/{_config(tree, split)[section]['model_id']}"
+
+
+def _judges(tree: Path, splits: list[str], run_judge: str | None) -> tuple[Value, Value]:
+    """Upstream's judge for each split that ran (each split's config names its own: Gemini 3 Flash for the
+    general and multimodal splits, Claude Opus 4.6 for multi-turn) against the run's one judge."""
+    official = {split: _official_model(tree, split, "judge") for split in splits}
+    ours = dict.fromkeys(splits, run_judge)
+    if len(set(official.values())) == 1:
+        return Value(value=next(iter(official.values()))), Value(value=run_judge)
+    label = ", ".join(f"{split}: {model}" for split, model in official.items())
+    return Value(value=official, label=label), Value(value=ours, label=f"{run_judge} for every split")
+
+
 def _official_sampling(tree: Path) -> Value:
-    config = yaml.safe_load((tree / "config_general.yaml").read_text(encoding="utf-8")) or {}
+    config = _config(tree, "general")
     value = {"temperature": 0.0, "extra_body": config.get("model", {}).get("extra_body")}
     return Value(value=value, label=f"upstream's provider: temperature 0, extra_body {value['extra_body']}")
 
@@ -46,7 +63,8 @@ def protocol(run: RunUsed) -> ProtocolRecord:
     """Official (upstream's) and this run's side of every protocol element."""
     tree = data_root(run.data_dir)
     tasks = load_tasks(tree)
-    ran_multi_turn = any(t.startswith("C") for t in run.task_ids)
+    ran = set(run.task_ids)
+    splits = [split for split in SPLIT_CONFIGS if any(t.split == split and t.task_id in ran for t in tasks)]
     sandbox = run.task_args.get("sandbox", "bwrap")
     graders = [tree / "src/claw_eval/graders", *sorted(tree.glob("tasks/*/grader.py"))]
     ours_sampling = {"temperature": 0.0, **dict(run.overrides)}
@@ -58,11 +76,11 @@ def protocol(run: RunUsed) -> ProtocolRecord:
     user = (
         element(
             "user_model",
-            Value(value=OFFICIAL_USER),
+            Value(value=_official_model(tree, "multi_turn", "user_agent_model")),
             Value(value=user_model, label=f"{user_model} ({how})"),
             note="upstream's runner/user_agent.py with its prompts; its model is the run's",
         )
-        if ran_multi_turn
+        if "multi_turn" in splits
         else element("user_model", NotUsed(why="no multi-turn task ran"))
     )
     return ProtocolRecord(
@@ -76,7 +94,7 @@ def protocol(run: RunUsed) -> ProtocolRecord:
                 Value(value=ours_sampling, label=f"temperature 0 (upstream), run: {dict(run.overrides)}"),
                 note="the recording proxy passes the client's temperature, not the config's extra_body",
             ),
-            element("judge_model", Value(value=OFFICIAL_JUDGE), Value(value=run.judge_model)),
+            element("judge_model", *_judges(tree, splits or ["general"], run.judge_model)),
             element("judge_prompt", _file(tree, "src/claw_eval/graders/llm_judge.py", "LLMJudge")),
             user,
             element("grader", _files(tree, "tasks/*/grader.py + src/claw_eval/graders", graders)),

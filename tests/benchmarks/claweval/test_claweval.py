@@ -156,13 +156,25 @@ def test_protocol_record_names_what_differs_from_upstreams_official_command(claw
     record = entry.protocol(run)
     assert record.comparable is False and record.pending is None
     differing = {e.name for e in record.elements if not e.matches}
-    # the 3 multi-turn tasks that ran bring upstream's user model in (Claude Opus 4.6; here the judge's)
+    # the 3 multi-turn tasks that ran bring upstream's user model in (Claude Opus 4.6; here the judge's),
+    # and their split's own judge (config_user_agent.yaml: Claude Opus 4.6, not the general split's Gemini)
     assert differing == {
         "task set and subset", "agent sampling settings", "environment: sandbox", "environment: model path",
-        "simulated-user model",
+        "simulated-user model", "judge model",
     }
+    (judge,) = record.of("judge_model")
+    assert judge.official.value == {
+        "general": OFFICIAL_JUDGE, "multi_turn": "openrouter/anthropic/claude-opus-4.6"
+    }
+    assert judge.ours.value == {"general": OFFICIAL_JUDGE, "multi_turn": OFFICIAL_JUDGE}
     same = {e.element for e in record.elements if e.matches}
-    assert {"harness", "agent_prompt", "judge_model", "judge_prompt", "grader", "data"} <= same
+    assert {"harness", "agent_prompt", "judge_prompt", "grader", "data"} <= same
+    # the general split alone, judged by upstream's Gemini, matches
+    general = tuple(t for t in runnable if t.startswith("T"))
+    (judge,) = entry.protocol(RunUsed(
+        harness="claw-loop", judge_model=OFFICIAL_JUDGE, task_ids=general, data_dir=claweval_tree,
+    )).of("judge_model")
+    assert judge.matches and judge.official.value == OFFICIAL_JUDGE
     prompt = record.of("agent_prompt")[0].official
     assert prompt.path == "src/claw_eval/runner/system_prompt.py" and prompt.commit.startswith("9365e1a")
     # with the embedded model as judge, the judge model differs too; a multi-turn task brings the user in
