@@ -2,14 +2,16 @@
 
 The training core reads the proxy's call records and turns them into a training batch:
 `build_trajectory` (ordered calls, exact token-prefix chains, role tags) -> `discard_reason` (failure
-policy) -> `grpo_advantages` (per task group) -> a `CreditVariant` from `CREDIT_VARIANTS` (which calls
-learn) -> `build_batch` (token rows). The veRL AgentLoop is `forge_eval.training.verl.agent_loop`.
+policy) -> a `PartialPolicy` from `PARTIAL_POLICIES` (rollouts cut short) -> `grpo_advantages` (per task
+group) -> a `CreditVariant` from `CREDIT_VARIANTS` (which calls learn) -> `build_batch` (token rows).
+The veRL AgentLoop is `forge_eval.training.verl.agent_loop`.
 """
 
 from forge_eval.training.advantages import GroupAdvantages, grpo_advantages
 from forge_eval.training.batch import BatchStats, TrainingBatch, TrainingRow, build_batch, rollout_rows
 from forge_eval.training.credit import CREDIT_VARIANTS, CallCredit, CreditVariant, credit_variant
 from forge_eval.training.failures import DiscardReport, discard_reason
+from forge_eval.training.partial import PARTIAL_POLICIES, PartialPolicy, partial_policy
 from forge_eval.training.trajectories import (
     MergeStats,
     Trajectory,
@@ -20,12 +22,14 @@ from forge_eval.training.trajectories import (
 
 __all__ = [
     "CREDIT_VARIANTS",
+    "PARTIAL_POLICIES",
     "BatchStats",
     "CallCredit",
     "CreditVariant",
     "DiscardReport",
     "GroupAdvantages",
     "MergeStats",
+    "PartialPolicy",
     "TrainingBatch",
     "TrainingRow",
     "Trajectory",
@@ -35,6 +39,7 @@ __all__ = [
     "credit_variant",
     "discard_reason",
     "grpo_advantages",
+    "partial_policy",
     "read_rollout_jsonl",
     "rollout_rows",
 ]

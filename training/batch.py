@@ -7,8 +7,9 @@ they carry no loss, and a masked row handed last to veRL's V1 trainer would zero
 advantage. Every row of a rollout gets the rollout's advantage, scaled per call by gamma^(T-t).
 """
 
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -18,6 +19,7 @@ from forge_eval.proxy.records import RoleTag
 from forge_eval.training.advantages import Singletons, grpo_advantages
 from forge_eval.training.credit import CallCredit, CreditVariant
 from forge_eval.training.failures import DiscardReport, discard_reason
+from forge_eval.training.partial import Admission, Discard, PartialPolicy, PartialReport, is_partial
 from forge_eval.training.trajectories import MergeStats, Trajectory
 
 LossNorm = Literal["token", "rollout"]
@@ -54,12 +56,18 @@ class BatchStats:
     masked_rows_left_out: int = 0
     trainable_tokens: int = 0
     merge: MergeStats = field(default_factory=MergeStats)
+    partial: PartialReport = field(default_factory=PartialReport)
 
 
 @dataclass(slots=True)
 class TrainingBatch:
+    """The rows, what went in, and under `carry` the rollouts handed back for the next step: the
+    partial ones to resume (`carried`) and the finished members of their groups (`held`)."""
+
     rows: list[TrainingRow]
     stats: BatchStats
+    carried: list[Trajectory] = field(default_factory=list)
+    held: list[Trajectory] = field(default_factory=list)
 
 
 def group_key(trajectory: Trajectory) -> str:
@@ -143,25 +151,38 @@ def build_batch(
     min_group_size: int = 2,
     singletons: Singletons = "drop",
     loss_norm: LossNorm = "token",
+    partial: PartialPolicy | None = None,
 ) -> TrainingBatch:
-    """Apply the failure policy, GRPO over surviving rollouts per group, credit, and build the rows.
+    """Apply the failure and partial-rollout policies, GRPO per group, credit, and build the rows.
 
     `singletons="raw"` keeps a group left with one survivor the way veRL's V1 trainer does (its raw
-    reward as advantage, see `forge_eval.training.advantages`); the default drops it.
+    reward as advantage, see `forge_eval.training.advantages`); the default drops it. `partial` (default
+    `discard`) decides what happens to rollouts cut short (`forge_eval.training.partial`).
     """
-    stats = BatchStats()
-    survivors: list[Trajectory] = []
+    policy = partial or Discard()
+    stats = BatchStats(partial=PartialReport(policy=policy.name))
+    admitted: list[tuple[Trajectory, Admission]] = []
     for t in trajectories:
         stats.rollouts += 1
         reason = discard_reason(t)
-        stats.discards.add(len(t.calls), reason)
+        admission = policy.admit(t, reason)
+        stats.partial.add(reason, admission, reason is not None and is_partial(t))
+        stats.discards.add(len(t.calls), reason if admission.action == "discard" else None)
         for name in MergeStats.__slots__:
             setattr(stats.merge, name, getattr(stats.merge, name) + getattr(t.stats, name))
-        if reason is None:
-            survivors.append(t)
+        admitted.append((t, admission))
+    carried_groups = {group_key(t) for t, a in admitted if a.action == "carry"}
+    carried = [t for t, a in admitted if a.action == "carry"]
+    held = [t for t, a in admitted if a.in_group and group_key(t) in carried_groups]
+    stats.partial.held = len(held)
+    members = [(t, a) for t, a in admitted if a.in_group and group_key(t) not in carried_groups]
+    started = Counter(group_key(t) for t, _ in admitted)
+    kept = Counter(group_key(t) for t, _ in members)
+    stats.partial.groups_short = sum(1 for g, n in kept.items() if n < started[g])
+    stats.partial.members_lost = sum(started[g] - n for g, n in kept.items())
     grpo = grpo_advantages(
-        [float(t.rollout.reward) for t in survivors],  # type: ignore[arg-type]  # survivors have rewards
-        [group_key(t) for t in survivors],
+        [float(a.reward) for _, a in members],  # type: ignore[arg-type]  # members have rewards
+        [group_key(t) for t, _ in members],
         norm_by_std=norm_by_std,
         min_group_size=min_group_size,
         singletons=singletons,
@@ -169,9 +190,11 @@ def build_batch(
     stats.groups_kept, stats.groups_dropped = grpo.groups_kept, grpo.groups_dropped
     stats.rollouts_in_dropped_groups = grpo.rollouts_dropped
     rows: list[TrainingRow] = []
-    for t, advantage in zip(survivors, grpo.advantages, strict=True):
-        if advantage is None:
+    for (t, admission), advantage in zip(members, grpo.advantages, strict=True):
+        if advantage is None or not admission.learns:
             continue
+        if t.rollout.reward is None:  # a partial rollout the policy scores: its reward is the policy's
+            t = replace(t, rollout=t.rollout.model_copy(update={"reward": admission.reward}))
         credits = credit.assign(t, float(t.rollout.reward))  # type: ignore[arg-type]
         kept, left_out = rollout_rows(t, credits, advantage, merge=merge, loss_norm=loss_norm)
         stats.masked_rows_left_out += left_out
@@ -179,4 +202,4 @@ def build_batch(
         rows += kept
     stats.rows = len(rows)
     stats.trainable_tokens = sum(int(r.response_mask.sum()) for r in rows)
-    return TrainingBatch(rows=rows, stats=stats)
+    return TrainingBatch(rows=rows, stats=stats, carried=carried, held=held)
