@@ -21,6 +21,9 @@ APT_PACKAGES=(
   gimp vlc thunderbird fonts-dejavu-core fonts-liberation2 passwd
 )
 apt_install_missing desktop "${APT_PACKAGES[@]}"
+# The container provider's image (benchmarks/osworld/docker/Dockerfile) runs this script for the same
+# packages; the desktop's Python packages reach each container with its tools folder.
+if [[ "${1:-}" == --apt-only ]]; then exit 0; fi
 
 # The `osworld` extra and the desktop's packages; the installer checks what is there and installs only what
 # is missing.
