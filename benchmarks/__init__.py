@@ -33,7 +33,13 @@ from forge_eval.benchmarks._judge import (
     parse_verdict,
     prompt_sha256,
 )
-from forge_eval.benchmarks._selection import NothingRunnableError, Selection, SkipRules, select
+from forge_eval.benchmarks._selection import (
+    NothingRunnableError,
+    Selection,
+    SkipRules,
+    reason_counts,
+    select,
+)
 from forge_eval.benchmarks._task import benchmark_task, sample_agent
 
 __all__ = [
@@ -55,6 +61,7 @@ __all__ = [
     "locate_data",
     "parse_verdict",
     "prompt_sha256",
+    "reason_counts",
     "sample_agent",
     "select",
     "task_set",

@@ -8,10 +8,13 @@
 - `Selection`: the outcome, runnable samples and skipped task ids with their reasons; `load`,
   `skipped`, the Inspect task and the runner's task count all come from one `Selection`.
 - `NothingRunnableError`: none of the chosen tasks can run here (exit status 2, each task's reason).
+- `reason_counts`: skipped tasks counted by reason, for summaries (`forge-eval run --dry-run`, docs).
 """
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -26,6 +29,8 @@ C = TypeVar("C")
 
 #: Skipped tasks a `NothingRunnableError` lists one by one (the rest are counted).
 LISTED_REASONS = 25
+#: Where a skip reason's task-specific detail starts (`reason_counts`).
+_REASON_DETAIL = re.compile(r" \(|;")
 
 
 def _id(task: Any) -> str:
@@ -165,6 +170,14 @@ class Selection:
             else:
                 samples.append(sample(task))
         return cls(samples, skipped, hint)
+
+
+def reason_counts(skipped: Mapping[str, str]) -> list[tuple[str, int]]:
+    """Skipped tasks counted by the head of their reason (the words before its first parenthesis or
+    semicolon, where a rule puts the task's own detail), most frequent first, then by name: a summary a
+    person can read where hundreds of tasks are skipped."""
+    counts = Counter(_REASON_DETAIL.split(reason, maxsplit=1)[0].strip() for reason in skipped.values())
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
 class NothingRunnableError(UsageError):

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from forge_eval._cli._dry_run import show_dry_run
 from forge_eval._cli._options import parse_key_values, parse_model_roles
 from forge_eval._cli._report import percent, write_step_budgets
 from forge_eval._errors import ForgeError, UsageError
@@ -47,6 +48,8 @@ def run(
     cluster: str | None,
     shards: int | None,
     shared_logs: bool,
+    dry_run: bool,
+    as_json: bool,
     task_args: tuple[str, ...],
 ) -> None:
     """`forge-eval run` (its options and help: forge_eval/_cli/run.py)."""
@@ -55,6 +58,8 @@ def run(
         flag = "--shards" if shards else "--shared-logs"
         hint = "add --cluster (or set FORGE_CLUSTER), or drop it"
         raise UsageError(f"{flag} applies to a run on a cluster", hint)
+    if as_json and not dry_run:
+        raise UsageError("--json applies to --dry-run", "add --dry-run, or drop --json")
 
     spec = RunSpec(
         benchmark=benchmark,
@@ -79,6 +84,9 @@ def run(
         out=out or Path("runs") / benchmark,
         command=shlex.join(["forge-eval", *sys.argv[1:]]),
     )
+    if dry_run:
+        show_dry_run([spec], cluster, shards, shared_logs, as_json)
+        return
     plan = plan_run(spec)
     if no_sandbox:
         click.secho(

@@ -109,6 +109,13 @@ from forge_eval._lazy import lazy_command
     help="With --cluster ray: the workers see --out at the same path (a shared file system) and write "
     "their logs there; by default each shard's logs come back through Ray's object store.",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the tasks each seed would run, the skipped ones with their reasons and the shards, then "
+    "stop: no model, proxy, desktop or sandbox is started and no run directory is created.",
+)
+@click.option("--json", "as_json", is_flag=True, help="With --dry-run: print the plan as JSON.")
 @click.option("-T", "task_args", multiple=True, metavar="KEY=VALUE", help="Task argument of the benchmark.")
 def run() -> None:
     """Run BENCHMARK over several seeds; resumable: re-run the same command to finish an interrupted run."""

@@ -73,10 +73,13 @@ class ResolvedModel:
         return get_model(self.inspect_model, base_url=self.base_url, role=role, **self.model_args)
 
 
-def check_model(model: str, base_url: str | None, model_args: dict[str, Any], option: str) -> dict[str, Any]:
-    """Validate an Inspect model string (and its endpoint, when given) before anything runs.
+def check_model(
+    model: str, base_url: str | None, model_args: dict[str, Any], option: str, *, contact: bool = True
+) -> dict[str, Any]:
+    """Validate an Inspect model string (and its endpoint, when given and `contact`) before anything runs.
 
-    Returns the model args to run with.
+    Returns the model args to run with. `contact=False` (a dry run) checks the name, key variables and
+    `-M` keys only: nothing is sent to the endpoint.
 
     A missing `<SERVICE>_API_KEY` for `openai-api/<service>/...` with an explicit base URL gets
     `PLACEHOLDER_API_KEY` (local servers ignore it; a server that wants a real key answers 401,
@@ -89,7 +92,7 @@ def check_model(model: str, base_url: str | None, model_args: dict[str, Any], op
     if service and base_url and "api_key" not in args and not _env(f"{service.upper()}_API_KEY"):
         args["api_key"] = PLACEHOLDER_API_KEY
     check_model_args(model, base_url, args, option)
-    if base_url:
+    if base_url and contact:
         service_key = _env(f"{service.upper()}_API_KEY") if service else None
         served = check_endpoint(base_url, args.get("api_key") or service_key)
         failure = chat_failure(model, base_url, args, f"--model-base-url {base_url}", served)

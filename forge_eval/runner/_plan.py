@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_eval._errors import ForgeError, UnknownNameError, UsageError
-from forge_eval.benchmarks import BENCHMARKS, RUN_SET_OPTIONS, Benchmark
+from forge_eval.benchmarks import BENCHMARKS, RUN_SET_OPTIONS, Benchmark, NothingRunnableError
 from forge_eval.harnesses import HARNESSES, harness_settings
 from forge_eval.models import EMBEDDED_MODELS
 from forge_eval.runner._model import check_embedded_model_args, check_model
@@ -31,6 +31,9 @@ class RunPlan:
         skipped: Tasks the benchmark cannot run here, task id -> reason.
         n_total: Tasks the run chose, runnable or skipped (one selection with the run's options).
         notes: What was defaulted, for the CLI to print.
+        task_ids: The runnable tasks the selection chose, in its order (before `--limit`).
+        blockers: Only from a dry run: why the run would stop here (missing requirements, no runnable
+            task), as the errors it would raise; a dry run shows its plan first.
     """
 
     spec: RunSpec
@@ -41,14 +44,21 @@ class RunPlan:
     skipped: dict[str, str]
     n_total: int
     notes: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()
+    blockers: tuple[ForgeError, ...] = ()
 
     @property
     def judge_role(self) -> str | None:
         return self.benchmark.official.judge_role
 
 
-def plan_run(spec: RunSpec) -> RunPlan:
-    """Resolve `spec` against its benchmark; raise `UsageError`/`ForgeError` on anything wrong."""
+def plan_run(spec: RunSpec, *, dry_run: bool = False) -> RunPlan:
+    """Resolve `spec` against its benchmark; raise `UsageError`/`ForgeError` on anything wrong.
+
+    A `dry_run` contacts no model endpoint, and keeps what would stop the real run here only after its
+    options were accepted (missing requirements, nothing runnable) as the plan's `blockers`, so that the
+    plan can still be shown.
+    """
     if not spec.seeds:
         raise UsageError("a run needs at least one seed (--seeds N with N >= 1)")
     benchmark = BENCHMARKS.get(spec.benchmark)
@@ -56,7 +66,10 @@ def plan_run(spec: RunSpec) -> RunPlan:
     HARNESSES.get(harness)
     _check_task_options(spec.task_options, benchmark)
     with harness_settings(sandbox=not spec.no_sandbox):  # a harness needs bwrap unless --no-sandbox
-        _check_requirements(benchmark, harness)
+        missing = _missing_requirements(benchmark, harness)
+    if missing is not None and not dry_run:
+        raise missing
+    blockers = [missing] if missing is not None else []
     notes: list[str] = []
 
     epochs = spec.epochs
@@ -81,7 +94,7 @@ def plan_run(spec: RunSpec) -> RunPlan:
 
     model_args = dict(spec.model_args)
     if spec.model is not None and spec.model not in EMBEDDED_MODELS:
-        model_args = check_model(spec.model, spec.model_base_url, model_args, "--model")
+        model_args = check_model(spec.model, spec.model_base_url, model_args, "--model", contact=not dry_run)
     elif spec.model_base_url is not None:
         raise UsageError(
             "--model-base-url needs --model (an Inspect model string such as openai-api/vllm/<name>)",
@@ -98,19 +111,36 @@ def plan_run(spec: RunSpec) -> RunPlan:
     options = _task_options(spec, benchmark)
     # One selection, with the task's own options, gives the skipped tasks and the count of chosen ones.
     selection = benchmark.selection(data_dir, **{k: v for k, v in options.items() if k != "data_dir"})
-    selection.runnable(benchmark.name)  # nothing can run here: stop before anything is created
+    try:
+        selection.runnable(benchmark.name)  # nothing can run here: stop before anything is created
+    except NothingRunnableError as e:
+        if not dry_run:
+            raise
+        blockers.append(e)
     resolved = replace(spec, epochs=epochs, judge=judge, model_roles=roles, data_dir=data_dir)
     skipped, n_total = dict(selection.skipped), selection.n_total
-    return RunPlan(resolved, benchmark, harness, options, model_args, skipped, n_total, tuple(notes))
+    task_ids = tuple(str(s.id) for s in selection.samples)
+    return RunPlan(
+        resolved,
+        benchmark,
+        harness,
+        options,
+        model_args,
+        skipped,
+        n_total,
+        tuple(notes),
+        task_ids,
+        tuple(blockers),
+    )
 
 
-def _check_requirements(benchmark: Benchmark, harness_name: str) -> None:
+def _missing_requirements(benchmark: Benchmark, harness_name: str) -> ForgeError | None:
     missing = benchmark.requirements() + HARNESSES.get(harness_name).requirements()
-    if missing:
-        raise ForgeError(
-            f"cannot run '{benchmark.name}' with harness '{harness_name}' here:\n  - "
-            + "\n  - ".join(missing)
-        )
+    if not missing:
+        return None
+    return ForgeError(
+        f"cannot run '{benchmark.name}' with harness '{harness_name}' here:\n  - " + "\n  - ".join(missing)
+    )
 
 
 def _check_task_options(options: dict[str, Any], benchmark: Benchmark) -> None:
