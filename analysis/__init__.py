@@ -14,15 +14,24 @@ from forge_eval.analysis._budget import (
     write_budgets,
 )
 from forge_eval.analysis._compare import compare_pair, compare_runs
+from forge_eval.analysis._matrix import HarnessRun, default_budgets, harness_matrix, load_harness_run
 from forge_eval.analysis._metrics import MetricSummary, cell_metrics, summarize_trials, trial_cells
 from forge_eval.analysis._paired import PairedDifference, paired_difference
 from forge_eval.analysis._passk import pass_at_k, pass_hat_k
 from forge_eval.analysis._runs import RunTrials, load_run
 from forge_eval.analysis._trials import is_agent_turn, log_seed, read_run_logs, trials_table
+from forge_eval.analysis._usage import USAGE_COLUMNS, trial_usage, usage_per_task
 from forge_eval.analysis.behavior import Transcripts, analyze_run, read_run_transcripts, read_transcripts
 
 __all__ = [
+    "HarnessRun",
     "RunTrials",
+    "USAGE_COLUMNS",
+    "default_budgets",
+    "harness_matrix",
+    "load_harness_run",
+    "trial_usage",
+    "usage_per_task",
     "at_step_budget",
     "budget_curves",
     "compare_pair",

@@ -8,6 +8,7 @@ from pathlib import Path
 from forge_eval import __version__
 from forge_eval._errors import ForgeError
 from forge_eval.reports import _core
+from forge_eval.reports._matrix import harness_matrix
 from forge_eval.reports._page import page
 from forge_eval.reports._sections import REPORT_SECTIONS, SectionRegistry, render_extra_sections
 from forge_eval.reports._trials import summarise
@@ -31,8 +32,10 @@ def build_report(run_dir: str | os.PathLike[str], *, sections: SectionRegistry =
     files = RunDir(run_dir)
     results = load_results(files.path)
     outcomes = summarise(read_trials(files.trials), results.seeds) if files.trials.is_file() else None
+    matrix = harness_matrix(results)
     core = [
         _core.headline(results, outcomes),
+        *([matrix] if matrix is not None else []),
         _core.protocol(results),
         _core.seed_estimates(results),
         _core.heatmap(outcomes),

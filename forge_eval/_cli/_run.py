@@ -16,7 +16,17 @@ from forge_eval._errors import ForgeError, UsageError
 from forge_eval.analysis import parse_budgets
 from forge_eval.models import EMBEDDED_MODELS
 from forge_eval.rundir import RunDir
-from forge_eval.runner import RunSpec, execute, execute_sharded, plan_run
+from forge_eval.runner import (
+    MatrixPlan,
+    RunResult,
+    RunSpec,
+    execute,
+    execute_matrix,
+    execute_sharded,
+    harness_names,
+    plan_matrix,
+    plan_run,
+)
 from forge_eval.runner.executors import executor_for
 
 # Measured with bench/quickstart_time.py --deterministic (README, Quick start).
@@ -61,12 +71,13 @@ def run(
     if as_json and not dry_run:
         raise UsageError("--json applies to --dry-run", "add --dry-run, or drop --json")
 
+    names = harness_names(harness)
     spec = RunSpec(
         benchmark=benchmark,
         seeds=tuple(range(seed_base, seed_base + seeds)),
         epochs=epochs,
         model=model,
-        harness=harness,
+        harness=names[0] if len(names) == 1 else None,
         limit=limit,
         quick=quick,
         task_options=parse_key_values(task_args, "-T"),
@@ -87,20 +98,49 @@ def run(
     if dry_run:
         show_dry_run([spec], cluster, shards, shared_logs, as_json)
         return
+    if len(names) > 1:
+        _run_matrix(plan_matrix(spec, names), cluster, shards, shared_logs, budgets)
+        return
     plan = plan_run(spec)
     if no_sandbox:
-        click.secho(
-            "warning: --no-sandbox: harness programs run on this host unisolated (files, network, processes)",
-            fg="yellow",
-            err=True,
-        )
+        _warn_no_sandbox()
     for note in plan.notes:
         click.echo(note)
     result = execute_sharded(plan, executor_for(cluster, shared_logs), shards) if cluster else execute(plan)
     if budgets:
         write_step_budgets(result.out, budgets)
     print_headline(result.results, result.out, result.report)
-    if quick or limit:
+    _closing_notes(result, benchmark, quick or bool(limit))
+
+
+def _run_matrix(
+    matrix: MatrixPlan, cluster: str | None, shards: int | None, shared_logs: bool, budgets: tuple[int, ...]
+) -> None:
+    """`--harness a,b,...`: the same tasks and seeds under each harness, one run directory per harness."""
+    if matrix.spec.no_sandbox:
+        _warn_no_sandbox()
+    for note in matrix.notes:
+        click.echo(note)
+    executor = executor_for(cluster, shared_logs) if cluster else None
+    result = execute_matrix(matrix, executor, shards, budgets)
+    if budgets:
+        write_step_budgets(result.out, budgets)
+    print_matrix(result.results["harnesses"], result.out, result.report)
+    spec = matrix.spec
+    _closing_notes(result, spec.benchmark, spec.quick or bool(spec.limit))
+
+
+def _warn_no_sandbox() -> None:
+    click.secho(
+        "warning: --no-sandbox: harness programs run on this host unisolated (files, network, processes)",
+        fg="yellow",
+        err=True,
+    )
+
+
+def _closing_notes(result: RunResult, benchmark: str, subset: bool) -> None:
+    """The subset hint, the embedded model's variability, and a partial run's error (exit 1)."""
+    if subset:
         click.echo(
             f"\nThis was a subset. The full benchmark: forge-eval run {benchmark} --seeds 5 "
             "--epochs 3 --out runs/" + benchmark + "-full"
@@ -131,6 +171,50 @@ def _partial_message(errors: tuple[str, ...]) -> str:
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     failed = f"{len(errors)} sample{'s' if len(errors) > 1 else ''} failed"
     return f"the run is partial: {failed}; first: {errors[0]}{more}"
+
+
+def print_matrix(matrix: dict, out: Path, report: Path | None) -> None:
+    """Per harness its success with the 95% CI, calls and tokens per task; per pair the paired difference
+    of success, overall and at each matched step budget."""
+    console = Console()
+    table = Table(title=f"harness matrix · baseline {matrix['baseline']}")
+    for column in ("harness", "success", "95% CI", "calls/task", "tokens/task", "status"):
+        table.add_column(column, justify="left" if column == "harness" else "right")
+    for name in matrix["order"]:
+        run = matrix["runs"][name]
+        success = run["metrics"]["success_rate"]
+        usage = run["usage"]["mean_per_task"]
+        table.add_row(
+            name,
+            percent(success["estimate"]) + "%",
+            f"[{percent(success['ci_low'])}, {percent(success['ci_high'])}]",
+            _count(usage["calls"]),
+            _count(usage["total_tokens"]),
+            run["status"],
+        )
+    console.print(table)
+    for pair in matrix["pairs"]:
+        rows = [("success", pair["metrics"]["success_rate"])]
+        rows += [(f"at {b['budget']} turns", b["difference"]) for b in pair["step_budgets"]]
+        console.print(f"{escape(pair['direction'])} (paired, 95% CI):")
+        for label, d in rows:
+            console.print(f"  {label:<14} {_difference(d)}")
+    console.print(f"report:  {report.resolve() if report else '-'}")
+    console.print(f"results: {RunDir(out).results.resolve()}")
+    console.print(f"runs:    {RunDir(out).harnesses.resolve()}/<harness>")
+
+
+def _count(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.1f}"
+
+
+def _difference(d: dict) -> str:
+    if d["estimate"] is None:
+        return "n/a (no paired cell)"
+    text = f"{100 * d['estimate']:+.1f} pp"
+    if d["ci_low"] is None:
+        return text + f" (no interval: fewer than 2 paired tasks; {d['n_paired']} paired cells)"
+    return text + f" [{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}] ({d['n_paired']} paired cells)"
 
 
 def print_headline(results: dict, out: Path, report: Path | None) -> None:
@@ -170,4 +254,3 @@ def print_headline(results: dict, out: Path, report: Path | None) -> None:
     files = RunDir(out)
     console.print(f"results: {files.results.resolve()}")
     console.print(f"logs:    inspect view --log-dir {files.logs.resolve()}")
-

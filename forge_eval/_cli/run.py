@@ -27,7 +27,12 @@ from forge_eval._lazy import lazy_command
 )
 @click.option("--model-base-url", default=None, help="Base URL of an OpenAI-compatible endpoint.")
 @click.option("-M", "model_args", multiple=True, metavar="KEY=VALUE", help="Inspect model argument.")
-@click.option("--harness", default=None, help="Harness name (default: the benchmark's own).")
+@click.option(
+    "--harness",
+    default=None,
+    help="Harness name (default: the benchmark's own). Several, comma-separated (react,codex): a harness "
+    "matrix, the same tasks and seeds under each harness, compared pairwise in one report.",
+)
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Run only the first N tasks.")
 @click.option("--quick", is_flag=True, help="Run only the benchmark's quick subset of tasks.")
 @click.option("--temperature", type=float, default=None, help="Sampling temperature (default: the model's).")

@@ -52,6 +52,7 @@ from forge_eval.rundir._protocol import (
     sha256_text,
 )
 from forge_eval.rundir._results import (
+    HarnessMatrix,
     JudgeInfo,
     MetricResult,
     ReferenceScores,
@@ -82,6 +83,7 @@ __all__ = [
     "REQUIRED_COLUMNS",
     "TOOL_SPECS_KEY",
     "TRIAL_COLUMNS",
+    "HarnessMatrix",
     "JudgeInfo",
     "MetricResult",
     "NotRecorded",

@@ -32,7 +32,9 @@ class RunDir:
     task x seed x epoch), `run.json` (the run's identity and seeds, for resuming), `report.html`, `logs/`
     (Inspect's eval logs, the single source of truth; a run on a cluster keeps each shard's in
     `logs/shards/<key>/`), `records/` (harness programs' proxy records) and, for a run on a cluster,
-    `shards.json` (each shard's node and times).
+    `shards.json` (each shard's node and times). A harness matrix (`--harness a,b`) keeps one such run
+    directory per harness in `harnesses/<name>/`; its own results.json is the first harness's plus a
+    `harnesses` section.
     Added later by other commands: `behavior.json` (`forge-eval analyze`), `budgets.json`
     (`--step-budget`). `forge-eval compare` writes `compare.json` and `compare.html` into its own
     directory, named here too. The class attributes are the bare names (for messages).
@@ -49,6 +51,7 @@ class RunDir:
     SHARDS: ClassVar[str] = "shards.json"
     COMPARE: ClassVar[str] = "compare.json"
     COMPARE_REPORT: ClassVar[str] = "compare.html"
+    HARNESSES: ClassVar[str] = "harnesses"
 
     path: Path
 
@@ -66,6 +69,7 @@ class RunDir:
     shards = _Entry(SHARDS, "shards.json: per shard of a run on a cluster, its node, times and outcome.")
     compare = _Entry(COMPARE, "compare.json, in the directory `forge-eval compare --out` writes.")
     compare_report = _Entry(COMPARE_REPORT, "compare.html, next to compare.json.")
+    harnesses = _Entry(HARNESSES, "harnesses/: a harness matrix's run directory per harness, by name.")
 
     def read_json(self, name: str) -> Any:
         """The JSON file `name` of this directory (e.g. `RunDir.BUDGETS`), parsed; None when the run has

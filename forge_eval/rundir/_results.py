@@ -8,7 +8,8 @@ Optional blocks (absent or null when they do not apply): `protocol` (the protoco
 element of the benchmark's official protocol, what it uses, what this run used, and whether the run
 is `comparable`; see `_protocol.py`), `judge` (the LLM judge of the scores: model, role, prompt hash,
 settings, and whether it is the official judge setup), `subset` (how many of the benchmark's tasks
-ran, and which were skipped here and why), `reference` (the paper's scores for this benchmark).
+ran, and which were skipped here and why), `reference` (the paper's scores for this benchmark),
+`harnesses` (a harness-matrix run's per-harness section; absent from a single-harness run's file).
 Unknown top-level fields are kept and shown as recorded, so a newer runner's additions survive an
 older report.
 """
@@ -33,7 +34,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from forge_eval._errors import ForgeError
-from forge_eval._files import write_json
+from forge_eval._files import json_safe, write_json
 from forge_eval.rundir._paths import RunDir
 from forge_eval.rundir._protocol import ProtocolRecord
 
@@ -130,6 +131,19 @@ class ReferenceScores(_Model):
     source: str | None = None
 
 
+class HarnessMatrix(_Model):
+    """A harness-matrix run (`forge-eval run BENCH --harness a,b,...`): per harness its run directory and
+    numbers, per pair of harnesses their paired differences (`forge_eval.analysis.harness_matrix`).
+    A single-harness run's results.json has no such section."""
+
+    baseline: str
+    order: list[str]
+    runs: dict[str, dict[str, Any]]
+    pairs: list[dict[str, Any]]
+    step_budgets: Integers
+    estimator: str
+
+
 class RunResults(_Model):
     """The contents of `results.json`."""
 
@@ -155,12 +169,20 @@ class RunResults(_Model):
     judge: JudgeInfo | None = None
     subset: SubsetInfo | None = None
     reference: ReferenceScores | None = None
+    harnesses: HarnessMatrix | None = None
 
     _run_dir: Path = PrivateAttr(default=Path("."))
 
     def model_post_init(self, context: Any) -> None:
         for name, metric in self.metrics.items():
             metric.name = name
+
+    def to_json_data(self) -> dict[str, Any]:
+        """What results.json holds: a single-harness run has no `harnesses` key at all (its file keeps
+        the schema it had before harness matrices existed)."""
+        return json_safe(
+            self.model_dump(mode="json", exclude={"harnesses"} if self.harnesses is None else None)
+        )
 
     def at(self, run_dir: Path) -> RunResults:
         """Bind these results to the run directory they were read from (paths resolve against it)."""
@@ -203,8 +225,9 @@ class RunResults(_Model):
 
 
 def write_results(run_dir: str | os.PathLike[str], results: RunResults) -> Path:
-    """Write `run_dir/results.json` (atomically: a crash never leaves a torn file)."""
-    return write_json(RunDir(run_dir).results, results)
+    """Write `run_dir/results.json` (`RunResults.to_json_data`) atomically: a crash never leaves a torn
+    file."""
+    return write_json(RunDir(run_dir).results, results.to_json_data())
 
 
 def load_results(run_dir: str | os.PathLike[str]) -> RunResults:

@@ -105,13 +105,14 @@ def _previous_seeds(spec: RunSpec, harness: str) -> list[int]:
     return list(previous.get("seeds", []))
 
 
-def claim_run_dir(spec: RunSpec, harness: str) -> None:
+def claim_run_dir(spec: RunSpec, harness: str, logs: bool = True) -> None:
     """Create the run directory and record the run in it (seeds accumulate over invocations).
 
     Unless `spec.shared_run_dir`, only this uid may read it: a directory this call creates (or finds
     empty) is made 0700 before anything is written into it, and logs/ is made 0700 before Inspect writes
     there (`make_private`). A directory that cannot be created or written is a usage error, and whatever
-    this call created is removed again.
+    this call created is removed again. Without `logs` (a harness matrix's own directory, whose logs are
+    its harnesses' run directories') no logs/ is made.
     """
     run = RunDir(spec.out)
     identity = _identity(spec, harness)
@@ -124,7 +125,8 @@ def claim_run_dir(spec: RunSpec, harness: str) -> None:
             spec.out.chmod(PRIVATE_DIR_MODE)  # mkdir's mode is cut by the umask; chmod's is not
         write_json(run.run_marker, {"identity": identity, "seeds": seeds})
         if not spec.shared_run_dir:
-            run.logs.mkdir(exist_ok=True)
+            if logs:
+                run.logs.mkdir(exist_ok=True)
             make_private(run)
     except OSError as e:
         for path in created:
@@ -435,4 +437,4 @@ def summarize_run(plan: RunPlan, model_label: str, complete: bool | None = None)
         for row in table.itertuples()
         if isinstance(row.error, str) and row.error.strip()
     )
-    return RunResult(spec.out, json.loads(results.model_dump_json()), build_report(spec.out), errors)
+    return RunResult(spec.out, results.to_json_data(), build_report(spec.out), errors)

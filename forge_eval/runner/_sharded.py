@@ -4,12 +4,15 @@ The driver checks that the cluster can run a shard (before anything is created),
 directory as a local run does, keeps every shard whose log already finished, submits the others, writes
 what each one returns (its logs, without a shared file system) into `logs/shards/<key>/` and records its
 node and times in shards.json; the merge is `summarize_run` over the logs, the schema of a local run.
+A harness matrix submits one shard set per harness (each merged into that harness's run directory) to
+the same executor at once, so that the cluster spreads all of them.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from datetime import datetime
 
 from forge_eval.models import DEFAULT_MODEL, EMBEDDED_MODELS
@@ -33,44 +36,72 @@ from forge_eval.runner.executors import Executor, ShardHandle
 def execute_sharded(plan: RunPlan, executor: Executor, shards: int | None = None) -> RunResult:
     """Run `plan` as about `shards` shards (default: as many as the cluster runs at once, at least one
     per seed) on `executor`, then merge them; shards finished by an earlier invocation are kept."""
-    spec, name = plan.spec, plan.benchmark.name
-    needs = shard_needs(plan)
-    executor.check(needs, name)
-    planned = plan_shards(plan, shards or executor.capacity(needs))
-    claim_run_dir(spec, plan.harness)
-    run = RunDir(spec.out)
-    kept = [s for s in planned if shard_finished(spec.log_dir, s)]
-    todo = [s for s in planned if s not in kept]
+    [result] = execute_shard_sets([plan], executor, shards)
+    return result
+
+
+def execute_shard_sets(
+    plans: Sequence[RunPlan], executor: Executor, shards: int | None = None
+) -> list[RunResult]:
+    """Run each plan (a harness of a harness matrix) as its own set of shards, all on `executor` at once
+    so that the cluster spreads them, and merge each set into its plan's run directory."""
+    needs = [shard_needs(plan) for plan in plans]
+    for plan, need in zip(plans, needs, strict=True):
+        executor.check(need, plan.benchmark.name)
+    planned = [plan_shards(p, shards or executor.capacity(n)) for p, n in zip(plans, needs, strict=True)]
+    for plan in plans:
+        claim_run_dir(plan.spec, plan.harness)
     where = executor.where()
-    _say(f"{name}: {len(planned)} shards on {where}: {len(kept)} finished earlier, {len(todo)} to run")
     handles: list[ShardHandle] = []
+    owner: dict[int, RunPlan] = {}
     try:
-        for shard in todo:
-            files = {} if executor.shared else read_shard_files(shard_dir(spec.log_dir, shard))
-            handles.append(executor.submit(ShardJob(spec, shard, executor.shared, needs, files)))
+        for plan, need, shard_set in zip(plans, needs, planned, strict=True):
+            spec = plan.spec
+            kept = [s for s in shard_set if shard_finished(spec.log_dir, s)]
+            todo = [s for s in shard_set if s not in kept]
+            label = _label(plan, len(plans))
+            counts = f"{len(kept)} finished earlier, {len(todo)} to run"
+            _say(f"{label}: {len(shard_set)} shards on {where}: {counts}")
+            for shard in todo:
+                files = {} if executor.shared else read_shard_files(shard_dir(spec.log_dir, shard))
+                handle = executor.submit(ShardJob(spec, shard, executor.shared, need, files))
+                owner[id(handle)] = plan
+                handles.append(handle)
         while handles:
             handle, outcome = executor.wait(handles)
             handles.remove(handle)
-            _finish(plan, run, handle.job.shard, outcome)
+            plan = owner[id(handle)]
+            _finish(plan, RunDir(plan.spec.out), handle.job.shard, outcome, _label(plan, len(plans)))
     finally:
         for handle in handles:  # the driver was interrupted: nothing of the run is left running
             executor.cancel(handle)
         executor.close()
+    return [_merge(plan, shard_set) for plan, shard_set in zip(plans, planned, strict=True)]
+
+
+def _merge(plan: RunPlan, planned: list[Shard]) -> RunResult:
+    spec = plan.spec
     complete = all(shard_finished(spec.log_dir, s) for s in planned)
     try:
         return summarize_run(plan, _model_label(plan), complete=complete)
     finally:
         if not spec.shared_run_dir:
-            make_private(run)
+            make_private(RunDir(spec.out))
 
 
-def _finish(plan: RunPlan, run: RunDir, shard: Shard, outcome: ShardOutcome) -> None:
+def _label(plan: RunPlan, n_plans: int) -> str:
+    """How progress lines name a shard set: the benchmark, and the harness when a matrix runs several."""
+    return plan.benchmark.name if n_plans == 1 else f"{plan.benchmark.name} {plan.harness}"
+
+
+def _finish(plan: RunPlan, run: RunDir, shard: Shard, outcome: ShardOutcome, label: str) -> None:
     """Keep what a shard returned, record where and when it ran, and say so."""
     folder = shard_dir(plan.spec.log_dir, shard)
     write_shard_files(folder, outcome.files)
     write_shard_files(run.records, outcome.records)
     finished = shard_finished(plan.spec.log_dir, shard)
     record = {
+        "harness": plan.harness,
         "seed": shard.seed,
         "task_ids": list(shard.task_ids),
         "epochs": shard.epochs,
@@ -86,7 +117,7 @@ def _finish(plan: RunPlan, run: RunDir, shard: Shard, outcome: ShardOutcome) -> 
     state = "finished" if finished else f"unfinished ({outcome.error or 'some samples failed'})"
     host = f" ({outcome.host})" if outcome.host and outcome.host != outcome.node else ""
     where = f"node {outcome.node[:12]}{host}"
-    _say(f"{plan.benchmark.name} shard {shard.key} on {where}: {shard.samples} samples {state} in {seconds}")
+    _say(f"{label} shard {shard.key} on {where}: {shard.samples} samples {state} in {seconds}")
 
 
 def _seconds(outcome: ShardOutcome) -> str:
