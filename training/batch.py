@@ -9,7 +9,7 @@ advantage. Every row of a rollout gets the rollout's advantage, scaled per call 
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -19,7 +19,14 @@ from forge_eval.proxy.records import RoleTag
 from forge_eval.training.advantages import Singletons, grpo_advantages
 from forge_eval.training.credit import CallCredit, CreditVariant
 from forge_eval.training.failures import DiscardReport, discard_reason
-from forge_eval.training.partial import Admission, Discard, PartialPolicy, PartialReport, is_partial
+from forge_eval.training.partial import (
+    Admission,
+    Discard,
+    PartialPolicy,
+    PartialReport,
+    is_partial,
+    with_reward,
+)
 from forge_eval.training.trajectories import MergeStats, Trajectory
 
 LossNorm = Literal["token", "rollout"]
@@ -76,7 +83,8 @@ def group_key(trajectory: Trajectory) -> str:
     return r.group_uid or r.task_id or r.rollout_id
 
 
-def _row(t: Trajectory, members: list[int], credits: list[CallCredit], advantage: float) -> TrainingRow:
+def row_of(t: Trajectory, members: list[int], credits: list[CallCredit], advantage: float) -> TrainingRow:
+    """The row of calls `members` (one chain, or one call) of `t`, masked and scaled by `credits`."""
     calls = t.calls
     first = calls[members[0]]
     pieces, masks, logprobs, advs = [], [], [], []
@@ -132,7 +140,7 @@ def rollout_rows(
             f"rollout {trajectory.rollout.rollout_id} has no reward; the failure policy drops it"
         )
     groups = trajectory.chains if merge else [[i] for i in range(len(trajectory.calls))]
-    rows = [_row(trajectory, members, credits, advantage) for members in groups]
+    rows = [row_of(trajectory, members, credits, advantage) for members in groups]
     seq = {c.call_id: c.seq for c in trajectory.calls}
     kept = sorted((r for r in rows if r.response_mask.any()), key=lambda r: seq[r.call_ids[-1]])
     if loss_norm == "rollout" and kept:
@@ -193,8 +201,7 @@ def build_batch(
     for (t, admission), advantage in zip(members, grpo.advantages, strict=True):
         if advantage is None or not admission.learns:
             continue
-        if t.rollout.reward is None:  # a partial rollout the policy scores: its reward is the policy's
-            t = replace(t, rollout=t.rollout.model_copy(update={"reward": admission.reward}))
+        t = with_reward(t, admission.reward)  # type: ignore[arg-type]  # a partial one's is the policy's
         credits = credit.assign(t, float(t.rollout.reward))  # type: ignore[arg-type]
         kept, left_out = rollout_rows(t, credits, advantage, merge=merge, loss_norm=loss_norm)
         stats.masked_rows_left_out += left_out

@@ -132,6 +132,26 @@ def test_discarded_rollout_returns_empty_list():
     assert loop.discards == {"timeout": 1} and backend.stopped
 
 
+@pytest.mark.parametrize("partial", ["zero", "mask", "carry"])
+def test_partial_policy_decides_what_a_timed_out_rollout_returns(partial):
+    _, records, roles = claude_code_rollout()
+    loop, _ = _loop(RecordedProxy(records), RolloutOutcome("timeout"), credit="broadcast", partial=partial)
+    outputs = _run(loop)
+    if partial == "carry":  # nothing resumes a rollout under veRL: carry discards, and counts it
+        assert outputs == [] and loop.discards == {"timeout": 1} and not loop.partial_kept
+        return
+    assert {o.reward_score for o in outputs} == {0.0} and loop.partial_kept == {f"{partial} timeout": 1}
+    masks = [np.array(o.response_mask) for o in outputs]
+    if partial == "zero":  # the prefix learns with reward 0: every sampled token of every call
+        assert sum(int(m.sum()) for m in masks) == sum(len(r.completion_token_ids) for r in records)
+    else:  # one output, the last call, nothing trainable: in its group's baseline (V1 reads its score)
+        (out,) = outputs
+        assert out.extra_fields["forge_call_ids"] == records[-1].call_id and not masks[0].any()
+        assert out.response_ids == records[-1].completion_token_ids
+        rm = out.as_dict()["rm_scores"]
+        assert rm.abs().sum() == 0  # the score of 0 sits at the last position
+
+
 def test_discounted_credit_is_refused_under_verl():
     from forge_eval.training.credit import credit_variant
     from forge_eval.training.verl import check_verl_credit

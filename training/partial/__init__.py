@@ -14,6 +14,7 @@ from forge_eval.training.partial._partial import (
     PartialPolicy,
     PartialReport,
     is_partial,
+    with_reward,
 )
 from forge_eval.training.partial.carry import Carry
 from forge_eval.training.partial.discard import Discard
@@ -45,4 +46,5 @@ __all__ = [
     "Zero",
     "is_partial",
     "partial_policy",
+    "with_reward",
 ]

@@ -11,7 +11,7 @@ is carried to the next step.
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
 from forge_eval.training.failures import CHECKS
@@ -55,6 +55,13 @@ def is_partial(trajectory: Trajectory) -> bool:
     """Cut short with recorded calls, and nothing else wrong: every failed check is a partial reason."""
     reasons = {r for check in CHECKS if (r := check(trajectory)) is not None} - {"no_reward"}
     return bool(trajectory.calls) and bool(reasons) and reasons <= PARTIAL_REASONS
+
+
+def with_reward(trajectory: Trajectory, reward: float) -> Trajectory:
+    """`trajectory` scored with `reward`: a partial rollout has none, and the policy gives it one."""
+    if trajectory.rollout.reward == reward:
+        return trajectory
+    return replace(trajectory, rollout=trajectory.rollout.model_copy(update={"reward": reward}))
 
 
 @dataclass(frozen=True)

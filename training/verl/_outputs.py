@@ -8,13 +8,16 @@ Each rollout is returned on its own, so nothing here can drop a task group that 
 with one survivor: V1's GRPO then gives that rollout mean 0 / std 1, i.e. its raw reward as advantage.
 `forge_eval.training.build_batch(..., singletons="raw")` reproduces this; its default drops such groups.
 Keep `rollout.n` large enough that lone survivors stay rare.
+A partial rollout kept under `mask` is one output with an all-zero response mask: V1's GRPO counts its
+reward (0) in the group's mean and std, and the mask gives its tokens no loss.
 """
 
 from typing import Any
 
 from forge_eval._errors import UsageError
-from forge_eval.training.batch import rollout_rows
-from forge_eval.training.credit import CreditVariant
+from forge_eval.training.batch import rollout_rows, row_of
+from forge_eval.training.credit import CallCredit, CreditVariant
+from forge_eval.training.partial import with_reward
 from forge_eval.training.trajectories import Trajectory
 
 
@@ -29,20 +32,34 @@ def check_verl_credit(credit: CreditVariant) -> None:
 
 
 def output_fields(
-    trajectory: Trajectory, credit: CreditVariant, *, merge: bool = True
+    trajectory: Trajectory,
+    credit: CreditVariant,
+    *,
+    merge: bool = True,
+    reward: float | None = None,
+    learns: bool = True,
 ) -> list[dict[str, Any]]:
     """Keyword arguments of one `AgentLoopOutput` per trainable row, last call last.
 
-    The reward is the verifier's (the rollout record's); it is set on every output, as V1 copies the final
-    output's score to the others anyway, and `reward_extra_info` must exist on each for that copy.
+    The reward is the verifier's (the rollout record's) unless the partial-rollout policy gives one
+    (`reward`); it is set on every output, as V1 copies the final output's score to the others anyway,
+    and `reward_extra_info` must exist on each for that copy. `learns=False` (a `mask`ed partial rollout)
+    gives one output, the last call, with no trainable token: in its group's baseline, without loss.
     """
     check_verl_credit(credit)
-    reward = trajectory.rollout.reward
+    reward = trajectory.rollout.reward if reward is None else reward
     if reward is None:
         raise ValueError(
             f"rollout {trajectory.rollout.rollout_id} has no reward; the failure policy drops it"
         )
-    rows, _ = rollout_rows(trajectory, credit.assign(trajectory, reward), 1.0, merge=merge)
+    trajectory = with_reward(trajectory, reward)
+    credits = credit.assign(trajectory, reward)
+    if not learns:  # the last call alone, every token masked
+        last = len(trajectory.calls) - 1
+        credits = [CallCredit(c.reward, c.scale, False) for c in credits]
+        rows = [row_of(trajectory, [last], credits, 0.0)]
+    else:
+        rows, _ = rollout_rows(trajectory, credits, 1.0, merge=merge)
     versions = sorted(trajectory.policy_versions)
     extra: dict[str, Any] = {"reward_extra_info": {"forge_reward": reward}}
     if versions:

@@ -4,8 +4,10 @@ Registered with veRL through `actor_rollout_ref.rollout.agent.agent_loop_config_
 training/configs/agent_loops.yaml); the dataset rows pick it with `agent_name: forge_proxy_agent`. Per
 rollout, `run()` creates the rollout on the proxy, starts the harness through a rollout backend, waits,
 reports the outcome and the verifier's reward to the proxy, reads back the call records, applies the
-failure policy and returns one `AgentLoopOutput` per trainable row, or `[]` for a discarded rollout (V1
-writes nothing for an empty list). Importing this module needs veRL.
+failure policy and the partial-rollout policy (`partial`), and returns one `AgentLoopOutput` per
+trainable row, or `[]` for a discarded rollout (V1 writes nothing for an empty list). `carry` cannot
+resume a rollout here (veRL draws each step's prompts afresh and no harness run here records a state to
+resume from), so under veRL it discards, and says so. Importing this module needs veRL.
 """
 
 import json
@@ -25,6 +27,7 @@ from forge_eval.sandbox import RolloutOutcome, RolloutSpec
 from forge_eval.training.backends import ROLLOUT_BACKENDS, RolloutBackend
 from forge_eval.training.credit import credit_variant
 from forge_eval.training.failures import discard_reason
+from forge_eval.training.partial import partial_policy
 from forge_eval.training.trajectories import build_trajectory
 from forge_eval.training.verl._outputs import check_verl_credit, output_fields
 
@@ -64,6 +67,8 @@ class ForgeProxyAgentLoop(AgentLoopBase):
         admin_key_env: Environment variable that holds the proxy's admin key.
         backend: A `ROLLOUT_BACKENDS` name, or a backend instance (tests).
         credit: `broadcast`, `masked` or `terminal` (gamma must be 1 under veRL V1).
+        partial: A `PARTIAL_POLICIES` name for rollouts cut short: `discard` (default), `zero`, `mask`,
+            `carry` (which discards here: nothing can resume a rollout under veRL).
         merge: One output per prefix-merged chain (True) or per call.
         deadline_s: Wall-clock budget per rollout (harness + verifier).
         proxy: A `ProxyControl` instance instead of `proxy_url` (tests).
@@ -84,6 +89,7 @@ class ForgeProxyAgentLoop(AgentLoopBase):
         admin_key_env: str = "FORGE_PROXY_ADMIN_KEY",
         backend: str | RolloutBackend = "local",
         credit: str = "broadcast",
+        partial: str = "discard",
         merge: bool = True,
         deadline_s: float = 1800.0,
         proxy: ProxyControl | None = None,
@@ -102,6 +108,7 @@ class ForgeProxyAgentLoop(AgentLoopBase):
         )
         self.credit = credit_variant(credit)
         check_verl_credit(self.credit)
+        self.partial = partial_policy(partial)
         self.merge = merge
         self.deadline_s = deadline_s
         self.backend = ROLLOUT_BACKENDS.get(backend)() if isinstance(backend, str) else backend
@@ -120,6 +127,7 @@ class ForgeProxyAgentLoop(AgentLoopBase):
         self.proxy_url = proxy_url
         self.proxy = proxy
         self.discards: Counter[str] = Counter()
+        self.partial_kept: Counter[str] = Counter()  # partial rollouts kept, by "action reason"
 
     async def _run_backend(self, spec: RolloutSpec, deadline: float) -> RolloutOutcome:
         """Run the harness; a backend failure ends the rollout as a crash, which the failure policy judges
@@ -178,11 +186,37 @@ class ForgeProxyAgentLoop(AgentLoopBase):
         await self.proxy.release(rollout_id)
         trajectory = build_trajectory(record, calls)
         reason = discard_reason(trajectory)
-        fields = [] if reason else output_fields(trajectory, self.credit, merge=self.merge)
-        if reason or not fields:
+        admission = self.partial.admit(trajectory, reason)
+        fields = (
+            []
+            if not admission.in_group
+            else output_fields(
+                trajectory,
+                self.credit,
+                merge=self.merge,
+                reward=admission.reward,
+                learns=admission.learns,
+            )
+        )
+        if not fields:
             reason = reason or "no_trainable_call"
             self.discards[reason] += 1
-            logger.warning("forge rollout %s discarded: %s (%d calls)", rollout_id, reason, len(calls))
+            logger.warning(
+                "forge rollout %s discarded: %s (%d calls, partial policy %s)",
+                rollout_id,
+                reason,
+                len(calls),
+                self.partial.name,
+            )
             return []
+        if reason is not None:
+            self.partial_kept[f"{admission.action} {reason}"] += 1
+            logger.warning(
+                "forge rollout %s cut short (%s): kept under partial policy %s (%d calls)",
+                rollout_id,
+                reason,
+                self.partial.name,
+                len(calls),
+            )
         metrics = AgentLoopMetrics(generate_sequences=time.time() - started)
         return [AgentLoopOutput(metrics=metrics.model_copy(), **f) for f in fields]
