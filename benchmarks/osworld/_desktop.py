@@ -5,8 +5,10 @@ OSWorld runs the agent's actions and its in-VM server inside a VM. Here the VM i
 openbox, the apps, the agent's pyautogui code and the in-desktop server — upstream's own
 `desktop_env/server/main.py`, copied from the run's OSWorld tree and started as its systemd unit does —
 all run as one unprivileged uid of this desktop alone
-(no host account, no password, no capabilities, no_new_privs), in their own PID, network, IPC and mount
-namespaces and cgroup. The desktop sees /usr and /etc read-only (the shadow files hidden; its passwd
+(no host account, no host password, no capabilities, no_new_privs), in their own PID, network, IPC and
+mount namespaces and cgroup. Its `sudo` (`_inside/sudo.py`, with OSWorld's password) gives root of a user
+namespace that maps root to that same uid: root inside the box, nothing more on the host. The desktop
+sees /usr and /etc read-only (the shadow files hidden; its passwd
 names the uid `user`), its own /tmp and /run, a private home at /home/user (OSWorld's paths), the
 read-only tools folder (`_inside`, the in-desktop server, the site packages, a `python` command), the fonts
 — not /root, not this checkout or its runs, no host socket. Its network is its own loopback.
@@ -91,6 +93,13 @@ USER_DIRS = ("Desktop", "Documents", "Downloads", "Pictures", "Music", "Videos")
 LIMITS = SandboxLimits(cpus=float(os.cpu_count() or 2), memory_mb=4096, pids=4096)
 FONT_CACHE = Path("/var/cache/fontconfig")
 START_TIMEOUT = 60
+#: The session's runtime folder (the sandbox's /run is root's; its /tmp is its own), also seen at
+#: /run/user/1000, where OSWorld's steps find the session bus (`DBUS_SESSION_BUS_ADDRESS=unix:path=
+#: /run/user/1000/bus gnome-terminal`): the uid of its image's user.
+RUNTIME_DIR = "/tmp/runtime-user"
+UPSTREAM_RUNTIME_DIR = "/run/user/1000"
+#: The desktop user's password (OSWorld's `client_password`), which the tasks' `sudo -S` steps give.
+PASSWORD = "password"
 #: Host users of forge-eval versions that created one per desktop (home /home/user, password "password").
 _LEGACY_USER_PREFIX = "forge-osw-"
 
@@ -177,6 +186,7 @@ class LocalDesktop:
             limits=LIMITS,
             hostname="osworld",
             user=dataclasses.replace(user, name="user"),  # OSWorld's user name
+            links={UPSTREAM_RUNTIME_DIR: RUNTIME_DIR},
         )
         self._command = asyncio.run(sandboxed_command(spec))
         self._spawn(self._command)
@@ -220,9 +230,9 @@ class LocalDesktop:
         (tools / SERVER_AT / "screenshots").symlink_to(SCREENSHOTS_AT)
 
     def _write_tools(self) -> Path:
-        """The read-only tools folder: the `_inside` programs, a copy of the site packages, and `python`
+        """The read-only tools folder: the `_inside` programs, a copy of the site packages, `python`
         (OSWorld's task steps call `python`; Debian has only `python3` unless python-is-python3 is
-        installed on the host)."""
+        installed on the host) and `sudo` (root in the box)."""
         assert self.state is not None
         tools = self.state / "tools"
         shutil.copytree(INSIDE_DIR, tools, ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
@@ -230,12 +240,15 @@ class LocalDesktop:
             shutil.copytree(self.site_dir, tools / "site", ignore=shutil.ignore_patterns("__pycache__"))
         (tools / "bin").mkdir()
         (tools / "bin" / "python").symlink_to(SYSTEM_PYTHON)
+        (tools / "bin" / "sudo").symlink_to("../sudo.py")  # relative: a container sees tools elsewhere
+        (tools / "password").write_text(PASSWORD + "\n")  # the agent's prompt gives it the password too
         self._install_server(tools)
         _set_modes(tools)
+        (tools / "sudo.py").chmod(0o755)
         return tools
 
     def _environment(self, tools: Path) -> dict[str, str]:
-        runtime = "/tmp/runtime-user"  # the sandbox's /run is root's; its /tmp is its own
+        runtime = RUNTIME_DIR
         return {
             "DISPLAY": ":0",
             "HOME": HOME,

@@ -6,16 +6,20 @@ steps, getters, metrics, URLs) plus what is installed here, so `skipped()` is ch
 
 from __future__ import annotations
 
+import glob
 import re
 import shutil
+import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from forge_eval._registry import Registry
 from forge_eval.benchmarks.osworld._data import OSWorldTask, _as_list, missing_files, online
 from forge_eval.benchmarks.osworld._evaluators import desktop_env, metric_needs
+from forge_eval.benchmarks.osworld.install import desktop_site
 
 #: App names in `related_apps` -> the program the local desktop needs for them.
 APP_PROGRAMS = {
@@ -31,15 +35,27 @@ APP_PROGRAMS = {
 }
 #: Getters that need something the local desktop does not offer, and what.
 UNSUPPORTED_GETTERS = {
-    "vm_terminal_output": "GNOME Terminal's text through AT-SPI",
-    "vm_wallpaper": "a GNOME wallpaper",
     "googledrive_file": "Google Drive",
     "vscode_config": "VS Code",
     "replay": "a recorded replay",
 }
 _WEB = re.compile(r"https?://(?!localhost|127\.0\.0\.1)[^\s\"']+")
 _HOSTED_FILES = "huggingface.co/datasets/xlangai"
+#: GNOME's pieces that run without gnome-shell (the session bus starts dconf and gnome-terminal-server),
+#: each with the Debian package that ships it; any other `gnome-*` program needs a GNOME session.
+GNOME_PROGRAMS = {
+    "gsettings": "libglib2.0-bin",
+    "dconf": "dconf-cli",
+    "nautilus": "nautilus",
+    "gnome-terminal": "gnome-terminal",
+    "gnome-terminal-server": "gnome-terminal",
+}
+#: Getters that read GNOME's pieces: the program each needs (the terminal's text comes through AT-SPI).
+GETTER_PROGRAMS = {"vm_terminal_output": "gnome-terminal", "vm_wallpaper": "gsettings"}
 _GNOME = re.compile(r"\b(gsettings|gnome-[a-z-]+|dconf|nautilus)\b")
+_SCHEMA = re.compile(r"\bgsettings\s+(?:get|set|reset)\s+([\w.-]+)")
+#: GSettings' dconf back-end: without it gsettings keeps each value in its own process's memory.
+_DCONF_BACKEND = "/usr/lib/*/gio/modules/libdconfsettings.so"
 _SYSTEMD = re.compile(r"\b(systemctl|timedatectl|hostnamectl|loginctl)\b")
 _SHELL_WORDS = {
     "if",
@@ -56,7 +72,10 @@ _SHELL_WORDS = {
     "true",
     "false",
 }
-_SUDO = re.compile(r"\bsudo\b|\{CLIENT_PASSWORD\}")
+#: `sudo ... apt-get install PKG...` / `sudo ... pip install PKG...`: what a setup installs as root.
+_ROOT_INSTALL = re.compile(r"\bsudo\b[^&|;]*?\b(apt-get|apt|pip3?)\s+install\s+([^&|;\n]+)")
+#: A checker that reads a user account the agent made (useradd, getent passwd).
+_ACCOUNTS = re.compile(r"\b(useradd|adduser|getent passwd)\b")
 
 
 @dataclass(frozen=True)
@@ -158,9 +177,22 @@ def _live_web(task: OSWorldTask, ctx: SupportContext) -> str | None:
 
 @_local_only
 def _gnome(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    """GNOME's programs run on the openbox desktop when installed; gnome-shell's own are not there."""
     text = " ".join(_commands(task))
-    if found := _GNOME.search(text):
-        return f"needs a GNOME session ({found.group(0)}); the local desktop is Xvfb + openbox"
+    for found in dict.fromkeys(_GNOME.findall(text)):
+        if found not in GNOME_PROGRAMS:
+            return f"needs a GNOME session ({found}); the local desktop is Xvfb + openbox"
+        program = found.removesuffix("-server")
+        if shutil.which(program) is None:
+            return (
+                f"needs {program} (apt package {GNOME_PROGRAMS[found]}), not installed here "
+                "(scripts/setup.d/60-desktop.sh)"
+            )
+    if "gsettings" in text and not glob.glob(_DCONF_BACKEND):
+        return "needs GSettings' dconf back-end (apt package dconf-gsettings-backend), not installed here"
+    for schema in dict.fromkeys(_SCHEMA.findall(text)):
+        if schema not in _gsettings_schemas():
+            return f"needs the GSettings schema {schema}, not installed here (scripts/setup.d/60-desktop.sh)"
     if found := _SYSTEMD.search(text):
         return f"needs systemd ({found.group(0)}); the local desktop has no init system"
     return None
@@ -168,9 +200,45 @@ def _gnome(task: OSWorldTask, ctx: SupportContext) -> str | None:
 
 @_local_only
 def _sudo(task: OSWorldTask, ctx: SupportContext) -> str | None:
-    if _SUDO.search(" ".join(_commands(task))):
-        return "needs sudo; the local provider never gives the agent root on the host (use podman/docker/vm)"
+    """`sudo` is root in the desktop's own user namespace (`_inside/sudo.py`): it writes what the desktop
+    user owns, never the host's read-only /usr and /etc, so what a step installs as root must be here."""
+    text = "\n".join(_commands(task))
+    for installer, names in _ROOT_INSTALL.findall(text):
+        for name in (n for n in names.split() if not n.startswith("-")):
+            if not _installed(installer, name):
+                return (
+                    f"its setup installs {name} as root ({installer} install), which root inside the box "
+                    "cannot (the host's /usr is read-only there); install it here "
+                    "(scripts/setup.d/60-desktop.sh)"
+                )
+    if found := _ACCOUNTS.search(text):
+        return f"needs a new user account ({found.group(0)}); the box's /etc/passwd is the host's, read-only"
     return None
+
+
+@cache
+def _gsettings_schemas() -> frozenset[str]:
+    """The GSettings schemas installed here (none without gsettings)."""
+    if shutil.which("gsettings") is None:
+        return frozenset()
+    listed = [
+        subprocess.run(["gsettings", kind], capture_output=True, text=True).stdout.split()
+        for kind in ("list-schemas", "list-relocatable-schemas")
+    ]
+    return frozenset(name for names in listed for name in names)
+
+
+def _installed(installer: str, name: str) -> bool:
+    """Whether Debian package (apt) or desktop Python package (pip) `name` is installed here."""
+    if installer.startswith("apt"):
+        if shutil.which("dpkg-query") is None:
+            return False
+        status = subprocess.run(["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True)
+        return status.stdout.endswith("install ok installed")
+    wanted = re.sub(r"[-_.]+", "_", name).lower()
+    site = desktop_site()
+    found = site.glob("*.dist-info") if site.is_dir() else []
+    return any(re.sub(r"[-_.]+", "_", d.name.split("-", 1)[0]).lower() == wanted for d in found)
 
 
 @_local_only
@@ -179,9 +247,16 @@ def _programs(task: OSWorldTask, ctx: SupportContext) -> str | None:
     for step in _steps(task):
         if step.get("type") in ("launch", "command", "execute"):
             command = _as_list(step.get("parameters", {}).get("command"))
-            first = str(command[0]).split()[0] if command and str(command[0]).strip() else ""
-            if first and not first.startswith(("python", "{", "/")) and "=" not in first:
-                needed.add(first)
+            # a shell text's every line (`export DBUS_SESSION_BUS_ADDRESS=...` then the program)
+            for line in str(command[0]).splitlines() if command else []:
+                first = line.split()[0] if line.split() else ""
+                if (
+                    first
+                    and first not in _SHELL_WORDS
+                    and not first.startswith(("python", "{", "/"))
+                    and "=" not in first
+                ):
+                    needed.add(first)
     for getter in [g for k in ("result", "expected") for g in _as_list(task.evaluator.get(k))]:
         if isinstance(getter, dict) and getter.get("type") == "vm_command_line":
             for line in " ".join(_as_list(getter.get("command"))).splitlines():
@@ -200,6 +275,11 @@ def _getter_support(task: OSWorldTask, ctx: SupportContext) -> str | None:
         if getter in UNSUPPORTED_GETTERS:
             return (
                 f"its checker reads {UNSUPPORTED_GETTERS[getter]} (getter {getter}), which this desktop lacks"
+            )
+        if (program := GETTER_PROGRAMS.get(getter)) and shutil.which(program) is None:
+            return (
+                f"its checker (getter {getter}) needs {program}, not installed here "
+                "(scripts/setup.d/60-desktop.sh)"
             )
     return None
 

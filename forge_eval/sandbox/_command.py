@@ -129,6 +129,12 @@ def check(spec: SandboxSpec) -> None:
         )
     if spec.workdir_at is not None and not Path(spec.workdir_at).is_absolute():
         raise UsageError(f"sandbox workdir_at {spec.workdir_at} is not absolute", hint="e.g. /data")
+    for link in spec.links:
+        if not Path(link).is_absolute() or len(Path(link).parts) < 3:
+            raise UsageError(
+                f"sandbox link {link} is not an absolute path below a top-level folder",
+                hint="e.g. /run/user/1000",
+            )
     for path in spec.ro_binds:
         if not Path(path).exists():
             raise UsageError(f"sandbox read-only bind {path} does not exist", hint="fix or drop the path")
@@ -180,6 +186,11 @@ def _bwrap_argv(spec: SandboxSpec, bwrap: str, state: Path, user: SandboxUser | 
         argv += [arg for cap in _KEPT_CAPS for arg in ("--cap-add", cap)]
     argv += ["--hostname", spec.hostname, *_system_binds(user, state)]
     argv += ["--dev", "/dev", "--proc", "/proc", "--perms", "1777", "--tmpfs", "/tmp", "--tmpfs", "/run"]
+    for link, target in spec.links.items():
+        # below a top-level folder bubblewrap would make the missing parents 0700 (root's)
+        for parent in reversed(Path(link).parents[:-2]):
+            argv += ["--perms", "0755", "--dir", str(parent)]
+        argv += ["--symlink", target, link]
     made: set[Path] = set()
     for source, dest, mode in binds:
         # bubblewrap makes missing parents 0700 (root's), which the sandbox user could not pass through

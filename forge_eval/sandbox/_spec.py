@@ -51,6 +51,8 @@ class SandboxSpec:
             whose upstream image holds their files there.
         user: The unprivileged user to run as; default a fresh one for this sandbox. Sandboxes that
             share one work directory share one (`sandbox_user()`), so each can write what the others made.
+        links: Symbolic links made in the sandbox, path -> target: a path an upstream image has (OSWorld's
+            session bus at /run/user/1000/bus) where only root could create it.
     """
 
     argv: Sequence[str]
@@ -65,6 +67,7 @@ class SandboxSpec:
     cwd: Path | None = None
     workdir_at: Path | None = None
     user: SandboxUser | None = None
+    links: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def inner_workdir(self) -> Path:

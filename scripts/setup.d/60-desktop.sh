@@ -6,8 +6,11 @@
 # desktop's python3 (Flask, requests, lxml, numpy, python3-xlib, Pillow, pyatspi from apt; pyautogui from
 # PyPI) and gnome-screenshot (pyautogui's screenshots go through it, as in OSWorld's Ubuntu image), what
 # OSWorld's getters, metrics and baseline agent import into the venv (their code, and the server's, is read
-# from the pinned OSWorld tree at run time). Test-only: `make run` needs none of it. Idempotent: installs
-# only what is missing.
+# from the pinned OSWorld tree at run time), GNOME's pieces without gnome-shell (gnome-terminal, nautilus,
+# GSettings on dconf with the schemas OSWorld's checkers read: desktop, settings daemon, shell) and the
+# programs OSWorld's sudo steps install as root (sysstat, xsel; the box's root cannot: the host's /usr is
+# read-only there), bc (a gsettings checker's arithmetic). Test-only: `make run` needs none of it.
+# Idempotent: installs only what is missing.
 set -euo pipefail
 . "$(dirname "$0")/_apt.bash"
 cd "$(dirname "$0")/../.."
@@ -19,6 +22,9 @@ APT_PACKAGES=(
   python3-flask python3-requests python3-lxml python3-numpy gnome-screenshot
   libreoffice-calc libreoffice-impress libreoffice-writer libreoffice-gtk3
   gimp vlc thunderbird fonts-dejavu-core fonts-liberation2 passwd
+  gnome-terminal nautilus dconf-gsettings-backend dconf-service dconf-cli libglib2.0-bin
+  gsettings-desktop-schemas gnome-settings-daemon-common gnome-shell-common
+  sysstat xsel bc
 )
 apt_install_missing desktop "${APT_PACKAGES[@]}"
 # The container provider's image (benchmarks/osworld/docker/Dockerfile) runs this script for the same

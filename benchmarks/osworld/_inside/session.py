@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -25,6 +26,11 @@ import time
 from collections.abc import Callable
 
 AT_SPI_LAUNCHER = "/usr/libexec/at-spi-bus-launcher"
+OPENBOX_RC = "/etc/xdg/openbox/rc.xml"
+#: GNOME's shortcut for a new terminal, which OSWorld's steps press (Ctrl+Alt+T) and openbox lacks.
+TERMINAL_KEY = (
+    '<keybind key="C-A-t"><action name="Execute"><command>gnome-terminal</command></action></keybind>'
+)
 PR_SET_DUMPABLE = 4
 
 
@@ -47,7 +53,8 @@ def _wait_for(ready: Callable[[], bool], seconds: float, what: str) -> None:
 
 
 def start_desktop(width: int, height: int) -> None:
-    """Xvfb, the session bus, the AT-SPI bus (on before any app starts, or apps expose no tree), openbox."""
+    """Xvfb, the session bus (which starts dconf, gnome-terminal-server and nautilus on demand, as in a
+    GNOME session), the AT-SPI bus (on before any app starts, or apps expose no tree), openbox."""
     display = os.environ["DISPLAY"]
     runtime = os.environ["XDG_RUNTIME_DIR"]
     os.makedirs(runtime, mode=0o700, exist_ok=True)
@@ -82,7 +89,19 @@ def start_desktop(width: int, height: int) -> None:
             "variant:boolean:true",
         ]
         subprocess.run(enable, capture_output=True, timeout=10)
-    _background(["openbox"])
+    _background(["openbox", *_openbox_config(runtime)])
+
+
+def _openbox_config(runtime: str) -> list[str]:
+    """openbox's own config plus GNOME's terminal shortcut, when both programs are there."""
+    if not os.path.exists(OPENBOX_RC) or shutil.which("gnome-terminal") is None:
+        return []
+    with open(OPENBOX_RC, encoding="utf-8") as source:
+        config = source.read().replace("<keyboard>", "<keyboard>" + TERMINAL_KEY, 1)
+    path = os.path.join(runtime, "openbox-rc.xml")
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(config)
+    return ["--config-file", path]
 
 
 def not_dumpable() -> None:
