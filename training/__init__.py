@@ -11,6 +11,14 @@ from forge_eval.training.advantages import GroupAdvantages, grpo_advantages
 from forge_eval.training.batch import BatchStats, TrainingBatch, TrainingRow, build_batch, rollout_rows
 from forge_eval.training.credit import CREDIT_VARIANTS, CallCredit, CreditVariant, credit_variant
 from forge_eval.training.failures import DiscardReport, discard_reason
+from forge_eval.training.fidelity import (
+    BREAK_CAUSES,
+    Fidelity,
+    by_harness,
+    fidelity_table,
+    records_fidelity,
+    rollout_fidelity,
+)
 from forge_eval.training.partial import PARTIAL_POLICIES, PartialPolicy, partial_policy
 from forge_eval.training.trajectories import (
     MergeStats,
@@ -21,12 +29,14 @@ from forge_eval.training.trajectories import (
 )
 
 __all__ = [
+    "BREAK_CAUSES",
     "CREDIT_VARIANTS",
     "PARTIAL_POLICIES",
     "BatchStats",
     "CallCredit",
     "CreditVariant",
     "DiscardReport",
+    "Fidelity",
     "GroupAdvantages",
     "MergeStats",
     "PartialPolicy",
@@ -35,11 +45,15 @@ __all__ = [
     "Trajectory",
     "TrajectoryCall",
     "build_batch",
+    "by_harness",
     "build_trajectory",
     "credit_variant",
     "discard_reason",
+    "fidelity_table",
     "grpo_advantages",
     "partial_policy",
     "read_rollout_jsonl",
+    "records_fidelity",
+    "rollout_fidelity",
     "rollout_rows",
 ]

@@ -14,7 +14,7 @@ from typing import Literal
 
 import numpy as np
 
-from forge_eval._errors import UsageError
+from forge_eval._errors import ForgeError, UsageError
 from forge_eval.proxy.records import RoleTag
 from forge_eval.training.advantages import Singletons, grpo_advantages
 from forge_eval.training.credit import CallCredit, CreditVariant
@@ -59,6 +59,7 @@ class BatchStats:
     groups_dropped: int = 0
     rollouts_in_dropped_groups: int = 0
     rollouts_without_trainable_calls: int = 0
+    unverified_rollouts: int = 0  # with calls that lack the engine's token ids: masked (no rows)
     rows: int = 0
     masked_rows_left_out: int = 0
     trainable_tokens: int = 0
@@ -125,6 +126,10 @@ def rollout_rows(
 ) -> tuple[list[TrainingRow], int]:
     """The trainable rows of one rollout, ordered by their last call, and how many masked rows were left out.
 
+    A rollout with calls that came without the engine's token ids (`MergeStats.unverified`) gives no
+    row: its tokens cannot be checked, and re-tokenizing its text would train on tokens that may never
+    have been sampled.
+
     Args:
         trajectory: The rollout.
         credits: The credit variant's per-call output.
@@ -139,6 +144,8 @@ def rollout_rows(
         raise ValueError(
             f"rollout {trajectory.rollout.rollout_id} has no reward; the failure policy drops it"
         )
+    if trajectory.stats.unverified:
+        return [], 0
     groups = trajectory.chains if merge else [[i] for i in range(len(trajectory.calls))]
     rows = [row_of(trajectory, members, credits, advantage) for members in groups]
     seq = {c.call_id: c.seq for c in trajectory.calls}
@@ -170,8 +177,11 @@ def build_batch(
     policy = partial or Discard()
     stats = BatchStats(partial=PartialReport(policy=policy.name))
     admitted: list[tuple[Trajectory, Admission]] = []
+    verified = 0  # rollouts with answered calls, all of them with engine token ids
     for t in trajectories:
         stats.rollouts += 1
+        stats.unverified_rollouts += int(t.stats.unverified > 0)
+        verified += int(t.stats.n_calls > 0 and not t.stats.unverified)
         reason = discard_reason(t)
         admission = policy.admit(t, reason)
         stats.partial.add(reason, admission, reason is not None and is_partial(t))
@@ -179,6 +189,13 @@ def build_batch(
         for name in MergeStats.__slots__:
             setattr(stats.merge, name, getattr(stats.merge, name) + getattr(t.stats, name))
         admitted.append((t, admission))
+    if stats.unverified_rollouts and not verified:
+        raise ForgeError(
+            f"none of the {stats.rollouts} rollouts has verifiable tokens: {stats.merge.unverified} "
+            "answered calls came without the engine's prompt or completion token ids",
+            hint="ask the upstream for return_token_ids (vLLM) and make sure no router or gateway in "
+            "front of it drops prompt_token_ids; forge-eval never re-tokenizes text to fill them in",
+        )
     carried_groups = {group_key(t) for t, a in admitted if a.action == "carry"}
     carried = [t for t, a in admitted if a.action == "carry"]
     held = [t for t, a in admitted if a.in_group and group_key(t) in carried_groups]

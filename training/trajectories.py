@@ -38,7 +38,12 @@ class TrajectoryCall:
 
 @dataclass(slots=True)
 class MergeStats:
-    """Per-rollout reconstruction statistics (how many calls merged, how many merges broke)."""
+    """Per-rollout reconstruction statistics (how many calls merged, how many merges broke).
+
+    `unverified` counts answered calls that came without the engine's prompt or completion ids (an
+    upstream or a router in front of it that drops them): the rollout's tokens cannot be checked, so
+    `build_batch` masks the whole rollout instead of training on the calls that kept their ids.
+    """
 
     n_records: int = 0
     n_calls: int = 0
@@ -48,6 +53,7 @@ class MergeStats:
     dropped_no_tokens: int = 0
     dropped_disconnected: int = 0
     dropped_retried: int = 0
+    unverified: int = 0
 
     @property
     def merge_rate(self) -> float:
@@ -85,6 +91,8 @@ def _usable(records: Sequence[CallRecord], stats: MergeStats) -> list[CallRecord
             stats.dropped_retried += 1
         elif not r.completion_token_ids or r.prompt_token_ids is None:
             stats.dropped_no_tokens += 1
+            answered = r.error_kind == "none"
+            stats.unverified += int(answered and None in (r.prompt_token_ids, r.completion_token_ids))
         else:
             kept.append(r)
     return kept
@@ -207,4 +215,3 @@ def read_rollout_jsonl(path: Path) -> list[CallRecord]:
                     hint="the file must hold one CallRecord JSON object per line, as the proxy writes it",
                 ) from None
     return records
-

@@ -21,9 +21,7 @@ def proxy() -> None:
     metavar="URL",
     help="OpenAI-compatible server (vLLM, SGLang, llama.cpp); repeat for several (sticky per rollout).",
 )
-@click.option(
-    "--port", default=8377, type=click.IntRange(0, 65535), help="Data plane port."
-)
+@click.option("--port", default=8377, type=click.IntRange(0, 65535), help="Data plane port.")
 @click.option(
     "--host",
     default="127.0.0.1",
@@ -127,3 +125,16 @@ def serve() -> None:
 @click.option("--finished-only", is_flag=True, help="Skip rollouts still running.")
 def compact() -> None:
     """Write calls.parquet and rollouts.parquet from a proxy's JSONL records."""
+
+
+@proxy.command(cls=LazyCommand, target="forge_eval._cli._proxy_stats:stats")
+@click.argument("records_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--rollouts", "per_rollout", is_flag=True, help="Also print one line per rollout attempt.")
+def stats() -> None:
+    """Token fidelity of the recorded rollouts, per harness.
+
+    share: calls whose prompt extends an earlier call's prompt + sampled completion token for token, over
+    the calls after a rollout's first; breaks by cause: compaction, subagent (side conversations),
+    template (the sampled tokens were re-rendered), history (earlier turns dropped or edited); no ids:
+    answered calls without the engine's token ids, whose rollouts (unverified) training masks.
+    """
