@@ -136,12 +136,19 @@ class HarnessMatrix(_Model):
     numbers, per pair of harnesses their paired differences (`forge_eval.analysis.harness_matrix`).
     A single-harness run's results.json has no such section."""
 
-    baseline: str
-    order: list[str]
-    runs: dict[str, dict[str, Any]]
-    pairs: list[dict[str, Any]]
-    step_budgets: Integers
-    estimator: str
+    baseline: str = Field(description="the first harness: the run's headline, `log_dir` and trials are its")
+    order: list[str] = Field(description="the harnesses in the order `--harness` named them")
+    runs: dict[str, dict[str, Any]] = Field(
+        description="per harness: `run_dir` (relative), `status`, `metrics` (as in its results.json), "
+        "`capabilities` (0-100 with intervals), `usage` (calls and tokens per task), `model_turns`"
+    )
+    pairs: list[dict[str, Any]] = Field(
+        description="per pair, the later harness `b` minus the earlier `a` on shared task x seed cells: "
+        "`metrics`, `step_budgets`, `capabilities` and `usage` differences with 95% intervals, `matching`, "
+        "`protocol_differences`"
+    )
+    step_budgets: Integers = Field(description="the matched step budgets (model turns) of the pairs")
+    estimator: str = Field(description="how the numbers were estimated, in words")
 
 
 class RunResults(_Model):
