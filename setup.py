@@ -26,5 +26,8 @@ setup(
     package_dir=package_dir,
     packages=packages,
     include_package_data=True,
-    package_data={"": ["*.json", "*.jsonl", "*.yaml", "*.html", "*.css", "*.j2", "*.md"]},
+    package_data={
+        "": ["*.json", "*.jsonl", "*.yaml", "*.html", "*.css", "*.j2", "*.md"],
+        "forge_eval.upstream": ["manifests/*.tsv"],
+    },
 )

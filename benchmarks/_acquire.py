@@ -4,6 +4,7 @@ Official task data is never shipped with forge-eval. A benchmark names its upstr
 revision (`DataSource`); `locate_data` finds it in a folder the user gives (either the benchmark's
 own folder or the upstream repository root), else in the cache, else downloads the pinned archive
 into the cache once. Offline with no copy, the user gets one message saying where to get the data.
+Whichever it is, the folder is checked against the pinned commit's manifest (`forge_eval.upstream`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from forge_eval._errors import ForgeError, UsageError
+from forge_eval.upstream import check_tree
 
 DOWNLOAD_TIMEOUT_S = 120.0
 
@@ -36,6 +38,8 @@ class DataSource:
         subdirs: Where the benchmark folder may sit under a given root (upstream layouts and the
             layout of a local copy), tried in order; "" is the root itself.
         manual: Extra instructions for getting the data by hand (gated datasets, ...).
+        task_of: A pattern over the repository's paths whose `task` group names the task a file belongs
+            to (a changed file of a task taints only the runs of that task; `forge_eval.upstream`).
     """
 
     benchmark: str
@@ -44,6 +48,7 @@ class DataSource:
     marker: str
     subdirs: tuple[str, ...] = ("",)
     manual: str = ""
+    task_of: str | None = None
 
     @property
     def archive_url(self) -> str:
@@ -84,11 +89,11 @@ def locate_data(
                 f"in it and in {', '.join(s for s in source.subdirs if s) or 'no subfolders'})",
                 hint=f"point --data-dir at a copy of github.com/{source.repo} or at its benchmark folder",
             )
-        return found
+        return _checked(source, found)
     cached = cache_root() / f"{source.benchmark}@{source.revision[:12]}"
     found = source.find_in(cached) if cached.is_dir() else None
     if found is not None:
-        return found
+        return _checked(source, found)
     try:
         (download or _download)(source, cached)
     except (httpx.HTTPError, OSError, tarfile.TarError) as e:
@@ -106,7 +111,13 @@ def locate_data(
             f"the {source.benchmark} archive from {source.archive_url} has no '{source.marker}'",
             hint=f"remove {cached} and check the pinned revision {source.revision}",
         )
-    return found
+    return _checked(source, found)
+
+
+def _checked(source: DataSource, folder: Path) -> Path:
+    """`folder`, checked against the pinned commit's manifest (the runner reads the result)."""
+    check_tree(folder, source.repo, source.revision, source.task_of)
+    return folder
 
 
 def _download(source: DataSource, target: Path) -> None:

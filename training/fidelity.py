@@ -20,12 +20,13 @@ import numpy as np
 from forge_eval.proxy import iter_attempts, read_calls, read_rollout
 from forge_eval.training.trajectories import Trajectory, build_trajectory
 
-#: Why a call starts a new chain, in the order they are tested. `template`: its prompt extends an earlier
-#: call's prompt but not that call's sampled tokens (the harness or the chat template re-rendered them,
-#: e.g. Qwen3 drops earlier `<think>` blocks); `history`: it extends no earlier prompt (turns dropped or
-#: edited, a system prompt changed).
+#: Why a call starts a new chain, in the order they are tested. `compaction`: it or the call before it is
+#: a compaction call; `subagent`: it or the call before it belongs to a side conversation (a subagent, a
+#: title call); `template`: its prompt extends an earlier call's prompt but not that call's sampled tokens
+#: (the harness or the chat template re-rendered them, e.g. Qwen3 drops earlier `<think>` blocks);
+#: `history`: it extends no earlier prompt (turns dropped or edited, a system prompt changed).
 BREAK_CAUSES: tuple[str, ...] = ("compaction", "subagent", "template", "history")
-_SIDE_ROLES = frozenset({"subagent", "title", "aux", "planner"})
+_SIDE_ROLES = frozenset({"subagent", "title", "aux"})
 
 
 @dataclass(slots=True)
@@ -74,7 +75,7 @@ def _compaction(t: Trajectory, i: int) -> bool:
 
 
 def _subagent(t: Trajectory, i: int) -> bool:
-    return t.calls[i].role in _SIDE_ROLES
+    return t.calls[i].role in _SIDE_ROLES or t.calls[i - 1].role in _SIDE_ROLES
 
 
 _CAUSE_TESTS: dict[str, Callable[[Trajectory, int], bool]] = {
@@ -154,4 +155,37 @@ def fidelity_table(rows: Iterable[tuple[str, Fidelity]], first: str = "harness")
             for k, (cell, w) in enumerate(zip(line, widths, strict=True))
         ).rstrip()
         for line in lines
+    )
+
+
+@dataclass(slots=True)
+class StepFidelity:
+    """The rollout fidelities of the current training step, whose table `add` hands back once a rollout
+    of a later step arrives. veRL makes one agent-loop object per rollout, so a worker keeps one of these
+    across them; a rollout of an earlier step (asynchronous training) joins the current one."""
+
+    step: int | None = None
+    fidelities: list[Fidelity] = field(default_factory=list)
+
+    def add(self, step: int | None, fidelity: Fidelity) -> str | None:
+        """Count `fidelity` under `step` (the policy version that sampled it); the ended step's table."""
+        later = step is not None and (self.step is None or step > self.step)
+        ended = None
+        if later and self.fidelities:
+            table = fidelity_table(by_harness(self.fidelities).items())
+            ended = f"token fidelity of step {self.step}:\n{table}"
+            self.fidelities = []
+        if later:
+            self.step = step
+        self.fidelities.append(fidelity)
+        return ended
+
+
+def summary(fidelity: Fidelity) -> str:
+    """One line: token-exact calls, merge breaks by cause, calls without engine ids."""
+    causes = ", ".join(f"{c} {fidelity.breaks[c]}" for c in BREAK_CAUSES if fidelity.breaks[c])
+    return (
+        f"{fidelity.exact}/{fidelity.checked} calls token-exact, "
+        f"{sum(fidelity.breaks.values())} merge breaks ({causes or 'none'}), "
+        f"{fidelity.without_ids} of {fidelity.calls} calls without engine token ids"
     )

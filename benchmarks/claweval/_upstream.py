@@ -34,6 +34,7 @@ SOURCE = DataSource(
     # the whole tree, not only the task data: its code runs the benchmark
     marker="src/claw_eval/runner/loop.py",
     subdirs=("claw-eval+claw-eval@9365e1a", "claw-eval"),
+    task_of=r"tasks/(?P<task>[^/]+)/",
 )
 #: Upstream's requirement files, installed into the venv as they are.
 REQUIREMENTS = ("requirements.txt", "requirements-sandbox-server.txt")

@@ -32,6 +32,7 @@ SOURCE = DataSource(
     revision="f6cee71",
     marker="evaluation_examples/test_all.json",
     subdirs=("OSWorld_snapshot_ljxpython-b5007a9", "osworld_verified/OSWorld_snapshot_ljxpython-b5007a9"),
+    task_of=r"evaluation_examples/examples/[^/]+/(?P<task>[^/]+)\.json$",
 )
 #: Task lists shipped with the data: `subset` option values.
 SUBSETS = {

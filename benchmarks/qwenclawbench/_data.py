@@ -30,6 +30,7 @@ SOURCE = DataSource(
     marker="tasks",
     subdirs=(f"data/{DATASET}", f"QwenClawBench_e4eefcf/{DATASET}", DATASET),
     manual="the Hugging Face copy skylenage-ai/QwenClawBench is gated (accept its terms first)",
+    task_of=r"data/[^/]+/(?:tasks|assets)/(?P<task>task_\d+_[^/]*?)(?:\.md$|/)",
 )
 
 FRONT_MATTER = re.compile(r"^---\s*\n(.*?)\n---\s*\n(.*)$", re.DOTALL)

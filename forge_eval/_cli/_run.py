@@ -54,6 +54,7 @@ def run(
     deterministic: bool,
     no_sandbox: bool,
     shared_run_dir: bool,
+    allow_modified_tree: bool,
     step_budget: str | None,
     cluster: str | None,
     shards: int | None,
@@ -92,6 +93,7 @@ def run(
         deterministic=deterministic,
         no_sandbox=no_sandbox,
         shared_run_dir=shared_run_dir,
+        allow_modified_tree=allow_modified_tree,
         out=out or Path("runs") / benchmark,
         command=shlex.join(["forge-eval", *sys.argv[1:]]),
     )

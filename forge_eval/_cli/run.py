@@ -90,6 +90,12 @@ from forge_eval._lazy import lazy_command
     help="Create the run directory with the umask's modes, readable by other users. By default only this "
     "user may read it (0700, files 0600): its logs hold the transcripts and the model's answers.",
 )
+@click.option(
+    "--allow-modified-tree",
+    is_flag=True,
+    help="Run on an upstream benchmark tree whose files differ from the pinned commit's where the run reads "
+    "them (refused by default). The protocol record names the files and the run is not comparable.",
+)
 @step_budget_option(
     "Also report every metric as if each trajectory were cut at N model turns (budgets.json, report)."
 )

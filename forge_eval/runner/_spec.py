@@ -39,6 +39,8 @@ class RunSpec:
             in the local sandbox (`--no-sandbox`; unisolated, for debugging).
         shared_run_dir: Leave the run directory's modes to the umask (`--shared-run-dir`) instead of
             making it readable by this uid only (`forge_eval.rundir.make_private`).
+        allow_modified_tree: Run on an upstream tree whose files differ from the pinned commit's where the
+            run reads them (`--allow-modified-tree`); the protocol record then says so.
         command: The exact command line, recorded for reproducibility.
     """
 
@@ -62,6 +64,7 @@ class RunSpec:
     deterministic: bool = False
     no_sandbox: bool = False
     shared_run_dir: bool = False
+    allow_modified_tree: bool = False
     command: str = ""
 
     @property

@@ -186,3 +186,13 @@ def test_backend_failure_is_a_judged_crash_not_an_exception():
     backend.script = broken
     assert _run(loop) == []
     assert loop.discards == {"harness_crash_without_answer": 1} and proxy.released
+
+
+def test_rollout_with_a_call_missing_engine_ids_is_masked_and_its_fidelity_logged(caplog):
+    _, records, _ = claude_code_rollout()
+    records[5] = records[5].model_copy(update={"prompt_token_ids": None})  # a router dropped them once
+    loop, _ = _loop(RecordedProxy(records), RolloutOutcome("completed", exit_code=0, reward=1.0))
+    with caplog.at_level("INFO", logger="forge_eval.training.verl.agent_loop"):
+        assert _run(loop) == []  # nothing of it is trained on, nothing re-tokenized
+    assert loop.discards == {"unverified_tokens": 1}
+    assert "1 of 8 calls without engine token ids" in caplog.text

@@ -7,7 +7,9 @@ reports the outcome and the verifier's reward to the proxy, reads back the call 
 failure policy and the partial-rollout policy (`partial`), and returns one `AgentLoopOutput` per
 trainable row, or `[]` for a discarded rollout (V1 writes nothing for an empty list). `carry` cannot
 resume a rollout here (veRL draws each step's prompts afresh and no harness run here records a state to
-resume from), so under veRL it discards, and says so. Importing this module needs veRL.
+resume from), so under veRL it discards, and says so. Each rollout's token fidelity is logged, and a
+step's per-harness table once the next step's rollouts arrive (`forge_eval.training.fidelity`); a rollout
+with calls lacking the engine's token ids returns nothing. Importing this module needs veRL.
 """
 
 import json
@@ -27,11 +29,15 @@ from forge_eval.sandbox import RolloutOutcome, RolloutSpec
 from forge_eval.training.backends import ROLLOUT_BACKENDS, RolloutBackend
 from forge_eval.training.credit import credit_variant
 from forge_eval.training.failures import discard_reason
+from forge_eval.training.fidelity import StepFidelity, rollout_fidelity, summary
 from forge_eval.training.partial import partial_policy
-from forge_eval.training.trajectories import build_trajectory
+from forge_eval.training.trajectories import Trajectory, build_trajectory
 from forge_eval.training.verl._outputs import check_verl_credit, output_fields
 
 logger = logging.getLogger(__name__)
+
+# veRL makes one loop object per rollout; the worker process keeps the token fidelity of the current step.
+STEP_FIDELITY = StepFidelity()
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_:\-]")
 SAMPLING_KEYS = (
@@ -153,6 +159,16 @@ class ForgeProxyAgentLoop(AgentLoopBase):
             if self._own_client is not None:
                 await self._own_client.aclose()
 
+    @staticmethod
+    def _log_fidelity(rollout_id: str, trajectory: Trajectory) -> None:
+        """Log the rollout's token fidelity, and the per-harness table of a step once the next one starts."""
+        fidelity = rollout_fidelity(trajectory)
+        level = logging.WARNING if fidelity.unverified_rollouts else logging.INFO
+        logger.log(level, "forge rollout %s token fidelity: %s", rollout_id, summary(fidelity))
+        ended = STEP_FIDELITY.add(max(trajectory.policy_versions, default=None), fidelity)
+        if ended:
+            logger.info("%s", ended)
+
     async def _run(self, sampling_params: dict[str, Any], **kwargs: Any) -> list[AgentLoopOutput]:
         task = _task(kwargs)
         started = time.time()
@@ -185,6 +201,7 @@ class ForgeProxyAgentLoop(AgentLoopBase):
         record, calls = await self.proxy.fetch(rollout_id, 0)
         await self.proxy.release(rollout_id)
         trajectory = build_trajectory(record, calls)
+        self._log_fidelity(rollout_id, trajectory)
         reason = discard_reason(trajectory)
         admission = self.partial.admit(trajectory, reason)
         fields = (
@@ -199,7 +216,7 @@ class ForgeProxyAgentLoop(AgentLoopBase):
             )
         )
         if not fields:
-            reason = reason or "no_trainable_call"
+            reason = reason or ("unverified_tokens" if trajectory.stats.unverified else "no_trainable_call")
             self.discards[reason] += 1
             logger.warning(
                 "forge rollout %s discarded: %s (%d calls, partial policy %s)",

@@ -122,7 +122,7 @@ def test_the_run_counts_the_tasks_of_its_own_subset(claweval_tree: Path, tmp_pat
     options = {"subset": "multimodal", "images": True}
     spec = RunSpec(
         benchmark="claweval", seeds=(0,), out=tmp_path / "run", judge="qwen-0.5b", data_dir=root,
-        task_options=options,
+        task_options=options, allow_modified_tree=True,  # a task made up from another one's files
     )
     plan = plan_run(spec)
     assert plan.n_total == 3
