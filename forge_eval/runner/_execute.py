@@ -29,6 +29,8 @@ from forge_eval.rundir import (
     RunResults,
     SkippedTask,
     SubsetInfo,
+    Value,
+    element,
     make_private,
     write_json,
     write_results,
@@ -39,6 +41,7 @@ from forge_eval.runner._plan import RunPlan, plan_run
 from forge_eval.runner._progress import RunProgress, error_line, finished_samples, run_progress
 from forge_eval.runner._provenance import git_revision, versions
 from forge_eval.runner._spec import RunSpec
+from forge_eval.upstream import TreeCheck, trees_read
 
 # What makes two invocations the same run (a re-run resumes it; anything else is refused). The base
 # URL is part of it: another endpoint may serve another model or quantization under the same name.
@@ -349,9 +352,11 @@ def _protocol(plan: RunPlan, used: RunUsed) -> ProtocolRecord:
     finished run still gets its results. The settings the run put on top of the task's own (`--temperature`,
     a reply cap: `RunUsed.overrides`) are in what the run used; the agent-sampling element says so."""
     try:
-        record = plan.benchmark.protocol(used)
+        with trees_read() as trees:
+            record = plan.benchmark.protocol(used)
     except (ForgeError, OSError, ValueError) as e:
         return ProtocolRecord(pending=f"the protocol record could not be built: {e}")
+    record = _with_trees(record, [*plan.trees, *trees], used.task_ids)
     if not used.overrides:
         return record
     said = ", ".join(f"{key} {value}" for key, value in used.overrides.items())
@@ -362,6 +367,24 @@ def _protocol(plan: RunPlan, used: RunUsed) -> ProtocolRecord:
         else e
         for e in record.elements
     ]
+    return ProtocolRecord(elements=elements, pending=record.pending)
+
+
+def _with_trees(record: ProtocolRecord, trees: list[TreeCheck], task_ids: tuple[str, ...]) -> ProtocolRecord:
+    """The record with one element per upstream tree the run read: the pinned commit, or the files that
+    differ from it where the run reads them (`--allow-modified-tree`), which makes the run not comparable."""
+    elements = list(record.elements)
+    for folder in dict.fromkeys(tree.folder for tree in trees):
+        tree = next(t for t in trees if t.folder == folder)
+        changed = tree.changed(task_ids)
+        pinned = f"{tree.repo}@{tree.commit[:12]}"
+        ours = Value(value=pinned) if not changed else Value(
+            value={"commit": pinned, "changed": changed},
+            label=f"{pinned} with {len(changed)} changed file(s): {tree.describe(changed)}",
+        )
+        partial = f"a partial copy: {len(tree.missing)} of the commit's files absent" if tree.missing else ""
+        name = f"data: {tree.repo} tree" + (f" ({tree.prefix.rstrip('/')})" if tree.prefix else "")
+        elements.append(element("data", Value(value=pinned), ours, name=name, note=partial or None))
     return ProtocolRecord(elements=elements, pending=record.pending)
 
 

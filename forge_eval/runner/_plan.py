@@ -15,6 +15,7 @@ from forge_eval.harnesses import HARNESSES, harness_settings
 from forge_eval.models import EMBEDDED_MODELS
 from forge_eval.runner._model import check_embedded_model_args, check_model
 from forge_eval.runner._spec import RunSpec
+from forge_eval.upstream import TreeCheck, trees_read
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class RunPlan:
         task_ids: The runnable tasks the selection chose, in its order (before `--limit`).
         blockers: Only from a dry run: why the run would stop here (missing requirements, no runnable
             task), as the errors it would raise; a dry run shows its plan first.
+        trees: The upstream trees the selection read, each checked against its pinned commit.
     """
 
     spec: RunSpec
@@ -46,6 +48,7 @@ class RunPlan:
     notes: tuple[str, ...] = ()
     task_ids: tuple[str, ...] = ()
     blockers: tuple[ForgeError, ...] = ()
+    trees: tuple[TreeCheck, ...] = ()
 
     @property
     def judge_role(self) -> str | None:
@@ -110,7 +113,8 @@ def plan_run(spec: RunSpec, *, dry_run: bool = False) -> RunPlan:
 
     options = _task_options(spec, benchmark)
     # One selection, with the task's own options, gives the skipped tasks and the count of chosen ones.
-    selection = benchmark.selection(data_dir, **{k: v for k, v in options.items() if k != "data_dir"})
+    with trees_read() as trees:
+        selection = benchmark.selection(data_dir, **{k: v for k, v in options.items() if k != "data_dir"})
     try:
         selection.runnable(benchmark.name)  # nothing can run here: stop before anything is created
     except NothingRunnableError as e:
@@ -120,6 +124,10 @@ def plan_run(spec: RunSpec, *, dry_run: bool = False) -> RunPlan:
     resolved = replace(spec, epochs=epochs, judge=judge, model_roles=roles, data_dir=data_dir)
     skipped, n_total = dict(selection.skipped), selection.n_total
     task_ids = tuple(str(s.id) for s in selection.samples)
+    modified = _modified_tree(trees, task_ids, spec.allow_modified_tree)
+    if modified is not None and not dry_run:
+        raise modified
+    blockers += [modified] if modified is not None else []
     return RunPlan(
         resolved,
         benchmark,
@@ -131,7 +139,23 @@ def plan_run(spec: RunSpec, *, dry_run: bool = False) -> RunPlan:
         tuple(notes),
         task_ids,
         tuple(blockers),
+        tuple(trees),
     )
+
+
+def _modified_tree(trees: list[TreeCheck], task_ids: tuple[str, ...], allowed: bool) -> UsageError | None:
+    """An upstream tree whose files differ from the pinned commit's where the run reads them is refused:
+    its results would be recorded as upstream's benchmark when they are not."""
+    for tree in trees:
+        changed = tree.changed(task_ids)
+        if changed and not allowed:
+            return UsageError(
+                f"{tree.folder} is not {tree.repo} at the pinned commit {tree.commit[:12]}: "
+                f"{len(changed)} file(s) this run reads differ: {tree.describe(changed)}",
+                "use a copy of the pinned commit, or pass --allow-modified-tree to run on it anyway "
+                "(the protocol record then names the files and the run is not comparable)",
+            )
+    return None
 
 
 def _missing_requirements(benchmark: Benchmark, harness_name: str) -> ForgeError | None:

@@ -53,6 +53,29 @@ xcu.write_text(xcu.read_text().replace('</oor:items>', item + '</oor:items>'))
 """
 
 
+# gnome-terminal keeps its default size in its default profile, in dconf (GSettings' relocatable schema)
+_TERMINAL_SIZE = """\
+import subprocess
+def gsettings(*args):
+    return subprocess.run(['gsettings', *args], capture_output=True, text=True, check=True).stdout.strip()
+profile = gsettings('get', 'org.gnome.Terminal.ProfilesList', 'default').strip("'")
+path = f'org.gnome.Terminal.Legacy.Profile:/org/gnome/terminal/legacy/profiles:/:{profile}/'
+gsettings('set', path, 'default-size-columns', '132')
+gsettings('set', path, 'default-size-rows', '43')
+"""
+
+# the setup made the folder with `sudo mkdir` (root of the box); os.rename fails if it is not there
+_RENAME = """\
+import os
+os.rename('/home/user/Desktop/todo_list_Jan_1', '/home/user/Desktop/todo_list_Jan_2')
+"""
+
+
+def _gsettings(schema: str, key: str, value: str) -> str:
+    command = ["gsettings", "set", schema, key, value]
+    return f"import subprocess\nsubprocess.run({command!r}, check=True)\n"
+
+
 def _vlc(**settings: str) -> str:
     return _VLC.format(settings=settings)
 
@@ -78,6 +101,18 @@ ORACLES: dict[str, tuple[str, str]] = {
     "7767eef2-56a3-4cea-8c9f-48c070c7d65b": ("gimp", _gimp("gimprc", '(theme "Light")')),
     "d52d6308-ec58-42b7-a2c9-de80e4837b2b": ("gimp", _gimp("sessionrc", "(hide-docks yes)")),
     "2cd43775-7085-45d8-89fa-9e35c0a915cf": ("libreoffice_impress", _AUTOSAVE),
+    # GNOME's pieces without gnome-shell: GSettings on dconf, gnome-terminal's text through AT-SPI
+    "f9be0997-4b7c-45c5-b05c-4612b44a6118": (
+        "os",
+        _gsettings("org.gnome.desktop.notifications", "show-banners", "false"),
+    ),
+    "a4d98375-215b-4a4d-aee9-3d4370fccc41": (
+        "os",
+        _gsettings("org.gnome.desktop.screensaver", "lock-enabled", "true"),
+    ),
+    "13584542-872b-42d8-b299-866967b5c3ef": ("os", _TERMINAL_SIZE),
+    # sudo as root inside the box: the setup's `echo {CLIENT_PASSWORD} | sudo -S mkdir ...`
+    "e0df059f-28a6-4169-924f-b9623e7184cc": ("os", _RENAME),
 }
 
 #: Infeasible tasks the local desktop runs: the right answer is FAIL.
@@ -85,4 +120,5 @@ INFEASIBLE = (
     "fbb548ca-c2a6-4601-9204-e39a2efc507b",  # gimp: a "Blue" colour theme
     "b3d4a89c-53f2-4d6b-8b6a-541fb5d205fa",  # os: switch on Bluetooth
     "cb130f0d-d36f-4302-9838-b3baf46139b6",  # vlc
+    "a462a795-fdc7-4b23-b689-e8b6df786b78",  # os: switch to a user that does not exist (setup: sudo su)
 )

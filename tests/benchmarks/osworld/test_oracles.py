@@ -10,6 +10,7 @@ that PyPI's desktop-env 1.0.2 lacks).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,16 @@ def _episode(root: Path, task_id: str):  # type: ignore[no-untyped-def]
 def _assert_nothing_left() -> None:
     from forge_eval.benchmarks.osworld._desktop import STATE_ROOT
 
-    assert not list(STATE_ROOT.glob("desktop-*")), "a desktop's state folder (its home) is left"
+    # this process's desktops only (owner: "pid start-time uid"): other runs on the machine may hold theirs
+    mine = [d for d in STATE_ROOT.glob("desktop-*") if _owner_pid(d) == os.getpid()]
+    assert not mine, "a desktop's state folder (its home) is left"
+
+
+def _owner_pid(state: Path) -> int | None:
+    try:
+        return int((state / "owner").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 @pytest.mark.parametrize("task_id", sorted(ORACLES))
