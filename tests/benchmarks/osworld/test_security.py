@@ -4,8 +4,10 @@ The agent is scripted (mockllm replies; no vision model runs on CPU here); every
 local desktop, OSWorld's setup steps and checker, the computer harness. Its first action starts a probe
 that tries to leave the desktop: write /root, read /etc/shadow, read and write this checkout and the
 run's logs, reach a host port, find OSWorld's server on every listening port and ask it for /etc/shadow
-and /root (by command, `/file` and `/setup/upload`), and sudo with OSWorld's password. The probe writes
-what happened to ~/probe.json, which the test reads through OSWorld's own client while the sample runs;
+and /root (by command, `/file` and `/setup/upload`); then, with OSWorld's password, sudo makes it root
+inside the box (a user namespace of the desktop's own uid), and as that root it tries again: write /root,
+read /etc/shadow, unmount what hides it, reach the host port. The probe writes what happened to
+~/probe.json, which the test reads through OSWorld's own client while the sample runs;
 the next action solves the task, and the score must be 1.
 """
 
@@ -127,9 +129,23 @@ for port in listening_ports():
     attempt(f"server{port}_root", lambda: server_execute(port, "touch /root/$canary-server && id -u"))
     attempt(f"server{port}_file", lambda: server_file(port, "/etc/shadow"))
     attempt(f"server{port}_upload", lambda: server_upload(port, "/root/$canary-upload"))
-attempt("sudo", lambda: subprocess.run(
-    "echo password | sudo -S -p '' id -u", shell=True, capture_output=True, text=True, timeout=20
-).stdout)
+
+
+def as_root(argv, password="password"):
+    done = subprocess.run(
+        ["sudo", "-S", "-p", "", *argv], input=password + "\\n", capture_output=True, text=True, timeout=20
+    )
+    return {"returncode": done.returncode, "output": (done.stdout + done.stderr)[-400:]}
+
+
+attempt("sudo", lambda: as_root(["id", "-u"]))
+attempt("sudo_wrong_password", lambda: as_root(["id", "-u"], password="wrong"))
+attempt("sudo_write_root", lambda: as_root(["sh", "-c", "echo escaped > /root/$canary-sudo"]))
+attempt("sudo_read_shadow", lambda: as_root(["cat", "/etc/shadow"]))
+unhide = "umount /etc/shadow; cat /etc/shadow"
+attempt("sudo_unhide_shadow", lambda: as_root(["unshare", "--mount", "sh", "-c", unhide]))
+connect = "import socket; socket.create_connection(('127.0.0.1', $host_port), timeout=3).sendall(b'x')"
+attempt("sudo_host_port", lambda: as_root(["python3", "-c", connect]))
 with open(os.path.expanduser("~/probe.json"), "w") as f:
     json.dump(found, f)
 """)
@@ -200,7 +216,7 @@ def test_hostile_agent_cannot_leave_the_desktop(
     finally:
         host_port.server.close()
         for leftover in (
-            *(Path("/root") / f"{canary}{end}" for end in ("", "-server", "-upload")),
+            *(Path("/root") / f"{canary}{end}" for end in ("", "-server", "-upload", "-sudo")),
             REPO / canary,
         ):
             leftover.unlink(missing_ok=True)
@@ -226,8 +242,16 @@ def test_hostile_agent_cannot_leave_the_desktop(
         shadow = seen[f"server{port}_file"]
         assert not shadow["ok"] or "root:" not in shadow["value"], shadow
         assert not seen[f"server{port}_upload"]["ok"], seen[f"server{port}_upload"]
-    assert not seen["sudo"]["ok"] or seen["sudo"]["value"].strip() != "0", seen["sudo"]
-    assert not [end for end in ("", "-server", "-upload") if (Path("/root") / f"{canary}{end}").exists()]
+    # sudo with OSWorld's password is root inside the box, and that root gets no further than the user
+    assert seen["sudo"]["value"] == {"returncode": 0, "output": "0\n"}, seen["sudo"]
+    assert seen["sudo_wrong_password"]["value"]["returncode"] != 0, seen["sudo_wrong_password"]
+    for name in ("sudo_write_root", "sudo_host_port"):
+        assert seen[name]["value"]["returncode"] != 0, (name, seen[name])
+    for name in ("sudo_read_shadow", "sudo_unhide_shadow"):
+        assert "root:" not in seen[name]["value"]["output"], (name, seen[name])
+    assert host_port.connections == 0
+    ends = ("", "-server", "-upload", "-sudo")
+    assert not [end for end in ends if (Path("/root") / f"{canary}{end}").exists()]
     assert not (REPO / canary).exists()
 
 
