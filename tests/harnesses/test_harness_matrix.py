@@ -1,17 +1,19 @@
 """A harness matrix of forgelab: react and a real harness (Codex CLI) on the same tasks and seeds, each in
 its own run directory, compared in one results.json and report.
 
-The first test drives both with the scripted policy as one shard set per harness on the `local` executor
-(fast); the second with the real embedded model, in this process (slow: the model generates on CPU)."""
+The first test drives both through the CLI with the scripted policy, as one shard set per harness on the
+`local` executor (fast); the second with the real embedded model, in this process (slow: the model
+generates on CPU)."""
 
 import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from forge_eval._cli.main import cli
 from forge_eval.analysis import load_run
 from forge_eval.runner import RunSpec, execute_matrix, plan_matrix
-from forge_eval.runner.executors import executor_for
 from tests.harnesses._policy import TASK_ID
 
 pytestmark = pytest.mark.harness
@@ -49,17 +51,13 @@ def _check_matrix(out: Path, seeds: tuple[int, ...]) -> dict:
 
 def test_matrix_on_a_cluster_runs_a_shard_set_per_harness(scripted_model, tmp_path):
     _, server = scripted_model
-    spec = RunSpec(
-        benchmark="forgelab",
-        seeds=(1, 2),
-        epochs=1,
-        model="openai-api/scripted/scripted-policy",
-        model_base_url=f"{server.url}/v1",
-        task_options={"task_ids": TASK_ID},
-        out=tmp_path,
-    )
-    result = execute_matrix(plan_matrix(spec, HARNESSES), executor_for("local"), shards=2)
-    assert result.complete
+    model = ["--model", "openai-api/scripted/scripted-policy", "--model-base-url", f"{server.url}/v1"]
+    args = ["run", "forgelab", "--harness", ",".join(HARNESSES), "--seeds", "2", "--seed-base", "1"]
+    args += ["--epochs", "1", *model, "-T", f"task_ids={TASK_ID}", "--cluster", "local", "--shards", "2"]
+    result = CliRunner().invoke(cli, [*args, "--out", str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "harness matrix · baseline react" in result.output
+    assert "codex minus react (paired, 95% CI):" in result.output
     matrix = _check_matrix(tmp_path, (1, 2))
     for name in HARNESSES:
         shards = json.loads((tmp_path / "harnesses" / name / "shards.json").read_text())
