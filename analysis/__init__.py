@@ -1,4 +1,5 @@
-"""Analysis: logs -> tidy tables; statistics (bootstrap, pass@k, paired tests); behavior metrics."""
+"""Analysis: logs -> tidy tables; statistics (bootstrap, pass@k, paired tests, the noise floor); cost;
+behavior metrics."""
 
 from forge_eval.analysis._bootstrap import (
     CI_METHODS,
@@ -14,8 +15,15 @@ from forge_eval.analysis._budget import (
     write_budgets,
 )
 from forge_eval.analysis._compare import compare_pair, compare_runs
+from forge_eval.analysis._cost import COST_COLUMNS, attempt_cost, cost_summary, record_usage
 from forge_eval.analysis._matrix import HarnessRun, default_budgets, harness_matrix, load_harness_run
 from forge_eval.analysis._metrics import MetricSummary, cell_metrics, summarize_trials, trial_cells
+from forge_eval.analysis._noise import (
+    minimum_detectable_difference,
+    noise_floor,
+    paired_noise_floor,
+    run_coverage,
+)
 from forge_eval.analysis._paired import PairedDifference, paired_difference
 from forge_eval.analysis._passk import pass_at_k, pass_hat_k
 from forge_eval.analysis._runs import RunTrials, load_run
@@ -34,6 +42,14 @@ __all__ = [
     "usage_per_task",
     "at_step_budget",
     "budget_curves",
+    "COST_COLUMNS",
+    "attempt_cost",
+    "cost_summary",
+    "record_usage",
+    "minimum_detectable_difference",
+    "noise_floor",
+    "paired_noise_floor",
+    "run_coverage",
     "compare_pair",
     "compare_runs",
     "is_agent_turn",

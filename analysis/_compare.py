@@ -7,7 +7,9 @@ over tasks of each task's mean over its seeds, so a task weighs the same however
 finished), with `paired_difference`'s bootstrap (tasks resampled, each keeping its paired cells). Cells one
 run lacks are dropped and counted, and a plain sentence says which tasks, seeds or epochs did not match, so
 a reader never mistakes a partial pairing for a full one. When the two runs' protocol records differ
-(another judge, prompt, sampling setting, task subset, ...), `protocol_differences` lists how.
+(another judge, prompt, sampling setting, task subset, ...), `protocol_differences` lists how. Each
+difference carries the comparison's noise floor (`noise_floor`: the minimum difference it detects with 80%
+power, from both runs' seed-to-seed spread) and `under_noise_floor` when the difference is smaller.
 """
 
 from pathlib import Path
@@ -19,6 +21,7 @@ from forge_eval._errors import UsageError
 from forge_eval.analysis._bootstrap import STATISTICS
 from forge_eval.analysis._budget import at_step_budget
 from forge_eval.analysis._metrics import HEADLINE_STATISTIC, cell_metrics, summarize_trials, trial_cells
+from forge_eval.analysis._noise import paired_noise_floor
 from forge_eval.analysis._paired import paired_difference
 from forge_eval.analysis._runs import RunTrials, load_run
 from forge_eval.analysis.behavior import compare_behavior, read_run_transcripts
@@ -71,7 +74,7 @@ def _difference(
     if both["task_id"].nunique() < 2:
         diff = _task_mean(both.assign(d=both[f"{name}_b"] - both[f"{name}_a"]), "d")
         no_interval = {"ci_low": None, "ci_high": None, "n_unpaired": None, "estimator": None}
-        return {**out, "estimate": diff, **no_interval}
+        return {**out, "estimate": diff, **no_interval, **_noise_floor(cells_a, cells_b, name, diff)}
     result = paired_difference(
         cells_a,
         cells_b,
@@ -88,7 +91,17 @@ def _difference(
         "ci_high": d.ci_high,
         "n_unpaired": result.n_dropped,
         "estimator": d.estimator,
+        **_noise_floor(cells_a, cells_b, name, d.estimate),
     }
+
+
+def _noise_floor(cells_a: pd.DataFrame, cells_b: pd.DataFrame, name: str, estimate: float | None) -> dict:
+    """The comparison's noise floor (the difference it detects with 80% power given both runs' seed-to-seed
+    spread) and whether this difference is under it: such a gap is not evidence of a difference."""
+    floor = paired_noise_floor(cells_a, cells_b, name)
+    mdd = floor["mdd"]
+    under = None if mdd is None or estimate is None else bool(abs(estimate) < mdd)
+    return {"noise_floor": mdd, "under_noise_floor": under, "noise_floor_note": floor["note"]}
 
 
 def _task_mean(cells: pd.DataFrame, column: str) -> float | None:
@@ -132,9 +145,7 @@ def _budgets(
     rows = []
     for budget in budgets:
         cut = [at_step_budget(t, budget) for t in (a, b)]
-        success = [
-            summarize_trials(t, epochs=epochs, **kind, n_resamples=n, random_state=seed) for t in cut
-        ]
+        success = [summarize_trials(t, epochs=epochs, **kind, n_resamples=n, random_state=seed) for t in cut]
         cells = [trial_cells(t, epochs=epochs, **kind) for t in cut]
         rows.append(
             {

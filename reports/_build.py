@@ -7,7 +7,7 @@ from pathlib import Path
 
 from forge_eval import __version__
 from forge_eval._errors import ForgeError
-from forge_eval.reports import _core
+from forge_eval.reports import _core, _noise
 from forge_eval.reports._matrix import harness_matrix
 from forge_eval.reports._page import page
 from forge_eval.reports._sections import REPORT_SECTIONS, SectionRegistry, render_extra_sections
@@ -38,6 +38,8 @@ def build_report(run_dir: str | os.PathLike[str], *, sections: SectionRegistry =
         *([matrix] if matrix is not None else []),
         _core.protocol(results),
         _core.seed_estimates(results),
+        _noise.noise_floor(results),
+        _noise.cost(results),
         _core.heatmap(outcomes),
         _core.task_table(outcomes),
         _core.metadata(results),

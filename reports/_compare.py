@@ -20,6 +20,7 @@ from forge_eval.reports._svg import svg_figure
 from forge_eval.rundir import RunDir, write_text
 
 _COLORS = ("#1f77b4", "#ff7f0e")
+_METRIC_HEADER = ("metric", "baseline", "run", "difference", "95% CI", "noise floor", "paired cells")
 
 
 def _pp_interval(low: float | None, high: float | None) -> str:
@@ -131,6 +132,7 @@ def _pair_sections(index: int, pair: dict[str, Any]) -> list[Section]:
             percent(d["run"]),
             points(d["estimate"]),
             _pp_interval(d["ci_low"], d["ci_high"]),
+            _floor(d),
             str(d["n_paired"]),
         )
         for name, d in pair["metrics"].items()
@@ -140,7 +142,8 @@ def _pair_sections(index: int, pair: dict[str, Any]) -> list[Section]:
             f"Differences: {label}",
             note
             + _difference_chart(pair["metrics"], f"{slug}-diff")
-            + _table(("metric", "baseline", "run", "difference", "95% CI", "paired cells"), metric_rows),
+            + _noise_note(pair["metrics"], slug)
+            + _table(_METRIC_HEADER, metric_rows),
             anchor=f"{slug}-differences",
         ),
         Section(
@@ -202,6 +205,26 @@ def _pair_sections(index: int, pair: dict[str, Any]) -> list[Section]:
             )
         )
     return sections
+
+
+def _floor(d: dict[str, Any]) -> str:
+    """The comparison's noise floor for a metric (compare.json from before noise floors: not shown)."""
+    floor = d.get("noise_floor")
+    if floor is None:
+        return d.get("noise_floor_note") or "n/a"
+    return f"{100 * floor:.1f} pp{' (difference under it)' if d.get('under_noise_floor') else ''}"
+
+
+def _noise_note(metrics: dict[str, dict[str, Any]], slug: str) -> str:
+    """Name the differences smaller than what this comparison can tell from seed noise."""
+    under = [name for name, d in metrics.items() if d.get("under_noise_floor")]
+    if not under:
+        return ""
+    return (
+        f'<p class="warning" id="{slug}-noise" role="note">Under the noise floor: {esc(", ".join(under))}. '
+        "These differences are smaller than the one this pairing detects with 80% power given both runs' "
+        "seed-to-seed spread, so they are not evidence of a difference.</p>"
+    )
 
 
 def _comparable(value: bool | None) -> str:

@@ -9,6 +9,8 @@
 - `TRIAL_COLUMNS`, `write_trials` and `read_trials`: trials.csv, one row per task x seed x epoch.
 - `ToolSpec` and `TOOL_SPECS_KEY`: how a sample's service tools touch their services, recorded in its
   metadata (`tool_specs_metadata`) and read back by behavioral analysis (`read_tool_specs`).
+- `USAGE_LEDGER` (`read_usage_ledger` / `write_usage_ledger`): every sample attempt's calls, tokens and
+  time, kept in the log folder across retries and resumes (Inspect's retries remove older logs).
 - `make_private`: the run's logs, records and files readable by this uid only (`PRIVATE_DIR_MODE`,
   `PRIVATE_FILE_MODE`), since they hold transcripts and the model's answers.
 - `write_json` / `write_text`: the one atomic writer (temporary file, then rename), NaN-safe for JSON.
@@ -74,6 +76,7 @@ from forge_eval.rundir._trials import (
     read_trials,
     write_trials,
 )
+from forge_eval.rundir._usage import USAGE_KEY, USAGE_LEDGER, read_usage_ledger, write_usage_ledger
 
 __all__ = [
     "ELEMENTS",
@@ -83,6 +86,8 @@ __all__ = [
     "REQUIRED_COLUMNS",
     "TOOL_SPECS_KEY",
     "TRIAL_COLUMNS",
+    "USAGE_KEY",
+    "USAGE_LEDGER",
     "HarnessMatrix",
     "JudgeInfo",
     "MetricResult",
@@ -117,6 +122,8 @@ __all__ = [
     "sha256_files",
     "sha256_text",
     "tool_specs_metadata",
+    "read_usage_ledger",
+    "write_usage_ledger",
     "write_json",
     "write_results",
     "write_text",

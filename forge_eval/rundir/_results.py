@@ -10,6 +10,9 @@ is `comparable`; see `_protocol.py`), `judge` (the LLM judge of the scores: mode
 settings, and whether it is the official judge setup), `subset` (how many of the benchmark's tasks
 ran, and which were skipped here and why), `reference` (the paper's scores for this benchmark),
 `harnesses` (a harness-matrix run's per-harness section; absent from a single-harness run's file).
+`noise_floor` (verdict flips across seeds and the minimum detectable difference of a paired
+comparison, `forge_eval.analysis.noise_floor`), `coverage` (trials scored / attempted, failures by
+message), `cost` (calls, tokens and wall time over every attempt, `forge_eval.analysis.cost_summary`).
 Unknown top-level fields are kept and shown as recorded, so a newer runner's additions survive an
 older report.
 """
@@ -176,6 +179,9 @@ class RunResults(_Model):
     judge: JudgeInfo | None = None
     subset: SubsetInfo | None = None
     reference: ReferenceScores | None = None
+    noise_floor: dict[str, Any] | None = None
+    coverage: dict[str, Any] | None = None
+    cost: dict[str, Any] | None = None
     harnesses: HarnessMatrix | None = None
 
     _run_dir: Path = PrivateAttr(default=Path("."))

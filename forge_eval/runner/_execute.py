@@ -15,7 +15,16 @@ from inspect_ai import Task, eval_set
 from inspect_ai.log import EvalLog
 
 from forge_eval._errors import ForgeError, UsageError
-from forge_eval.analysis import read_run_logs, summarize_trials, trials_table
+from forge_eval.analysis import (
+    analyze_run,
+    cost_summary,
+    noise_floor,
+    read_run_logs,
+    record_usage,
+    run_coverage,
+    summarize_trials,
+    trials_table,
+)
 from forge_eval.benchmarks import SAMPLING_KEYS, RunUsed
 from forge_eval.harnesses import HARNESSES, ExternalHarness, harness_settings
 from forge_eval.models import EMBEDDED_MODELS
@@ -223,15 +232,20 @@ def run_eval_set(
     tasks: list[Task], log_dir: Path, served: ResolvedModel, **options: Any
 ) -> ForgeError | None:
     """`eval_set` into `log_dir`, run again (only unfinished samples) while it fails and the model still
-    answers (`served`: the run's model); returns the model's failure when it stopped answering."""
-    for _ in range(_SEED_ATTEMPTS):
-        succeeded, _logs = eval_set(tasks, log_dir=str(log_dir), **options)
-        if succeeded:
-            return None
-        failure = served.chat_failure()
-        if failure is not None:
-            return failure
-    return None
+    answers (`served`: the run's model); returns the model's failure when it stopped answering. Every
+    sample attempt's cost is kept in the folder's usage ledger, whatever later retries remove."""
+    try:
+        for _ in range(_SEED_ATTEMPTS):
+            record_usage(log_dir)  # before eval_set's retry removes the attempts' older logs
+            succeeded, _logs = eval_set(tasks, log_dir=str(log_dir), **options)
+            if succeeded:
+                return None
+            failure = served.chat_failure()
+            if failure is not None:
+                return failure
+        return None
+    finally:
+        record_usage(log_dir)
 
 
 def agent_settings(spec: RunSpec, model_label: str) -> dict[str, Any]:
@@ -418,6 +432,8 @@ def summarize_run(plan: RunPlan, model_label: str, complete: bool | None = None)
         table, epochs=spec.epochs, graded=official.graded, fractional=official.fractional_success
     )
     values = {name: summary.to_dict() for name, summary in metrics.items()}
+    kind = {"epochs": spec.epochs, "graded": official.graded, "fractional": official.fractional_success}
+    attempts = record_usage(spec.log_dir, logs)
     values.update(benchmark.upstream_metrics(logs, values, spec.data_dir))
     n_run = int(table["task_id"].nunique())
     protocol = _protocol(plan, _run_used(plan, logs, table))
@@ -451,13 +467,26 @@ def summarize_run(plan: RunPlan, model_label: str, complete: bool | None = None)
             "reference": ReferenceScores(scores=dict(official.paper_scores), source=official.paper_source)
             if official.paper_scores
             else None,
+            "noise_floor": noise_floor(table, **kind),
+            "coverage": run_coverage(table, len(spec.seeds), spec.epochs),
+            "cost": cost_summary(attempts.values(), spec.seeds),
         }
     )
     write_results(spec.out, results)
     write_trials(RunDir(spec.out).trials, table)
+    _analyze_behavior(spec.out)
     errors = tuple(
         f"seed {row.seed} task {row.task_id}: {error_line(row.error)[:200]}"
         for row in table.itertuples()
         if isinstance(row.error, str) and row.error.strip()
     )
     return RunResult(spec.out, results.to_json_data(), build_report(spec.out), errors)
+
+
+def _analyze_behavior(out: Path) -> None:
+    """behavior.json, so the run's report has its Behavior section without a separate `forge-eval
+    analyze`; a run whose transcripts cannot be analyzed still gets its results and report."""
+    try:
+        analyze_run(out)
+    except ForgeError as e:
+        print(f"behavior analysis skipped: {e.message}", file=sys.stderr)
