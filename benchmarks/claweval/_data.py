@@ -7,6 +7,7 @@ limits) and to say why a task is skipped; the trial itself is run and graded by 
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -18,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks._acquire import task_files
 from forge_eval.benchmarks._selection import Selection, SkipRules, select
-from forge_eval.benchmarks.claweval._upstream import upstream_tree
+from forge_eval.benchmarks.claweval._upstream import SERP_KEY, upstream_tree
 
 #: The splits of the upstream dataset card (the `subset` option besides "all").
 SPLITS = ("general", "multimodal", "multi_turn")
@@ -153,8 +154,12 @@ def missing_files(root: Path) -> frozenset[str]:
 
 @SKIP_RULES.rule("live_web")
 def _live_web(task: ClawTask, root: Path) -> str | None:
-    if live := sorted({s.name for s in task.services if s.name.startswith("web_real")}):
-        return f"needs the live web and a SERP API key ({', '.join(live)} service)"
+    live = sorted({s.name for s in task.services if s.name.startswith("web_real")})
+    if live and not os.environ.get(SERP_KEY):
+        return (
+            f"needs the live web and a SERP API key ({', '.join(live)} service): "
+            f"export {SERP_KEY} as upstream's README says, with the network open, to run it"
+        )
     return None
 
 

@@ -34,7 +34,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.claweval._driver import RUN_TRIAL
 from forge_eval.benchmarks.claweval._sandbox import SandboxServer, sandbox_server
-from forge_eval.benchmarks.claweval._upstream import ensure_venv
+from forge_eval.benchmarks.claweval._upstream import SERP_KEY, ensure_venv
 from forge_eval.harnesses import current_settings
 from forge_eval.proxy import (
     CanonicalRequest,
@@ -156,7 +156,9 @@ def write_config(
 
 
 def driver_env(tree: Path, home: Path) -> dict[str, str]:
-    """The driver's environment: nothing of ours (no credentials), upstream's package on the path."""
+    """The driver's environment: nothing of ours (no credentials), upstream's package on the path, and
+    the user's SERP key where they exported it for upstream's live-web services (which inherit it)."""
+    serp = {key: os.environ[key] for key in (SERP_KEY, "SERP_API_URL") if os.environ.get(key)}
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
@@ -165,6 +167,7 @@ def driver_env(tree: Path, home: Path) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
         "no_proxy": "localhost,127.0.0.1",
         "NO_PROXY": "localhost,127.0.0.1",
+        **serp,
     }
 
 

@@ -36,6 +36,9 @@ SOURCE = DataSource(
     subdirs=("claw-eval+claw-eval@9365e1a", "claw-eval"),
     task_of=r"tasks/(?P<task>[^/]+)/",
 )
+#: The key upstream's live-web services (`mock_services/web_real*`) read from their environment, as its
+#: README says to export it; the trial's driver hands it to them (never to the agent's sandbox).
+SERP_KEY = "SERP_DEV_KEY"
 #: Upstream's requirement files, installed into the venv as they are.
 REQUIREMENTS = ("requirements.txt", "requirements-sandbox-server.txt")
 _MARKER = ".forge-claweval-venv"

@@ -26,6 +26,7 @@ from forge_eval.benchmarks.claweval import (
     load_tasks,
     skip_reason,
 )
+from forge_eval.benchmarks.claweval._trial import driver_env
 from forge_eval.harnesses import HARNESSES
 from forge_eval.runner import RunSpec, plan_run
 
@@ -62,6 +63,23 @@ def test_census_of_runnable_and_skipped_tasks(claweval_tree: Path) -> None:
     extra = {t: r for t, r in without.items() if t not in skipped}
     assert len(extra) == 11 and all("sandbox tools" in r for r in extra.values())
     assert "T100_reverse_decoder" in extra and "C01zh_mortgage_prepay" in extra
+
+
+def test_live_web_tasks_run_with_the_users_serp_key_which_only_the_driver_gets(
+    claweval_tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upstream runs its live-web tasks with SERP_DEV_KEY exported; so does forge-eval, and the key reaches
+    the driver (whose mock services inherit it), not the sandbox."""
+    monkeypatch.delenv("SERP_DEV_KEY", raising=False)
+    without = BENCHMARKS.get("claweval").skipped(claweval_tree)
+    live = {t for t, r in without.items() if r.startswith("needs the live web")}
+    assert len(live) == 63 and all("export SERP_DEV_KEY" in without[t] for t in live)
+    assert "SERP_DEV_KEY" not in driver_env(claweval_tree, tmp_path)
+    monkeypatch.setenv("SERP_DEV_KEY", "k")
+    with_key = BENCHMARKS.get("claweval").skipped(claweval_tree)
+    assert not any(r.startswith("needs the live web") for r in with_key.values())
+    assert set(without) - set(with_key) <= live and len(set(without) - set(with_key)) > 0
+    assert driver_env(claweval_tree, tmp_path)["SERP_DEV_KEY"] == "k"
 
 
 def test_data_dir_accepts_the_tree_and_a_folder_holding_it(claweval_tree: Path, tmp_path: Path) -> None:
