@@ -203,8 +203,8 @@ def build_batch(
     members = [(t, a) for t, a in admitted if a.in_group and group_key(t) not in carried_groups]
     started = Counter(group_key(t) for t, _ in admitted)
     kept = Counter(group_key(t) for t, _ in members)
-    stats.partial.groups_short = sum(1 for g, n in kept.items() if n < started[g])
-    stats.partial.members_lost = sum(started[g] - n for g, n in kept.items())
+    short = {g: n - kept[g] for g, n in started.items() if kept[g] < n and g not in carried_groups}
+    stats.partial.groups_short, stats.partial.members_lost = len(short), sum(short.values())
     grpo = grpo_advantages(
         [float(a.reward) for _, a in members],  # type: ignore[arg-type]  # members have rewards
         [group_key(t) for t, _ in members],

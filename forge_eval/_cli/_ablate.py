@@ -1,4 +1,4 @@
-"""What `forge-eval ablate credit` does: train the credit variants side by side (or replay real records)."""
+"""What `forge-eval ablate credit` and `ablate partial` do: train the variants side by side and compare."""
 
 import shlex
 import sys
@@ -112,3 +112,94 @@ def credit(
     for mode, summary in data["by_loss_agg"].items():
         _echo_mode(mode, summary)
     click.echo(f"report: {build_ablation_report(out)}")
+
+
+def _numbers(value: str, kind: type, option: str, example: str) -> tuple[Any, ...]:
+    try:
+        return tuple(kind(v) for v in _names(value))
+    except ValueError:
+        raise UsageError(
+            f"{option} takes comma-separated {kind.__name__} values, got {value!r}",
+            hint=f"e.g. {option} {example}",
+        ) from None
+
+
+def _echo_rate(rate: str, summary: dict[str, Any]) -> None:
+    """One failure rate's table (a row per policy: final held-out success per seed, mean with its 95%
+    Wilson interval over runs), what happened to the cut rollouts, and the verdict."""
+    click.echo(f"failure rate {float(rate):.0%}:")
+    for name, v in summary["variants"].items():
+        f = v["final_success"]
+        seeds = " ".join(f"{100 * x:3.0f}" for x in f["per_seed"].values())
+        click.echo(
+            f"  {name:<8} final held-out success per seed (%): {seeds}; mean {percent(f['estimate'])} "
+            f"[{percent(f['bounded_low'])}, {percent(f['bounded_high'])}] (95% Wilson over runs)"
+        )
+    for name, c in summary["rollouts"].items():
+        actions = ", ".join(f"{a} {n}" for a, n in sorted(c["actions"].items())) or "none"
+        click.echo(
+            f"  {name:<8} {c['cut']} of {c['rollouts']} training rollouts cut ({actions}; {c['resumed']} "
+            f"resumed); groups trained short {c['groups_short']} ({c['members_lost']} members lost), "
+            f"dropped {c['groups_dropped']}"
+        )
+    verdict = summary["verdict"]
+    click.echo(f"  {verdict['headline']}")
+    for sentence in [*verdict["pairs"], verdict["learned"], verdict["keeping"]]:
+        if sentence:
+            click.echo(f"    {sentence}")
+
+
+def partial(
+    policies: str,
+    failure_rates: str,
+    failure_points: str,
+    credit: str,
+    seeds: int,
+    seed_base: int,
+    steps: int,
+    policy: str,
+    out: Path,
+    tasks_per_step: int,
+    group_size: int,
+    lr: float | None,
+    ppo_epochs: int | None,
+    entropy_coeff: float | None,
+    min_lr_ratio: float | None,
+    eval_every: int,
+    n_heldout: int,
+    jobs: int,
+    resamples: int,
+) -> None:
+    """`forge-eval ablate partial` (its options and help: forge_eval/_cli/ablate.py)."""
+    if resamples < 100:
+        raise UsageError(f"--resamples must be at least 100, got {resamples}")
+    config = ablation.PartialAblationConfig(
+        policies=_names(policies),
+        failure_rates=_numbers(failure_rates, float, "--failure-rates", "0.1,0.3"),
+        failure_points=_numbers(failure_points, int, "--failure-points", "2,3"),
+        credit=credit,
+        seeds=seeds,
+        seed_base=seed_base,
+        steps=steps,
+        policy=policy,
+        tasks_per_step=tasks_per_step,
+        group_size=group_size,
+        lr=lr,
+        ppo_epochs=ppo_epochs,
+        entropy_coeff=entropy_coeff,
+        min_lr_ratio=min_lr_ratio,
+        eval_every=eval_every,
+        n_heldout=n_heldout,
+    )
+    config.check()
+    data = ablation.run_partial_ablation(
+        config,
+        out,
+        jobs=jobs,
+        command=shlex.join(["forge-eval", *sys.argv[1:]]),
+        n_resamples=resamples,
+        progress=status,
+    )
+    for rate, summary in data["by_failure_rate"].items():
+        _echo_rate(rate, summary)
+    click.echo(f"results: {out / ablation.PARTIAL_ABLATION_FILE}")

@@ -6,7 +6,8 @@ weights, seeds and data order: a small transformer (or the pretrained SmolLM2-13
 `set` actions), every call through the real recording proxy, rebuilt by the training core
 (trajectories, role tags, credit, GRPO). `replay` reads
 proxy records of real harness runs and reports, per variant, where the gradient weight would land.
-`write_verl_configs` writes the GPU (veRL) configs of the variants.
+`write_verl_configs` writes the GPU (veRL) configs of the variants. `run_partial_ablation`
+(`forge-eval ablate partial`) trains the partial-rollout policies under injected failures instead.
 """
 
 from forge_eval.training.ablation._experiment import (
@@ -14,6 +15,11 @@ from forge_eval.training.ablation._experiment import (
     ABLATION_HARNESSES,
     AblationConfig,
     run_ablation,
+)
+from forge_eval.training.ablation._partial import (
+    PARTIAL_ABLATION_FILE,
+    PartialAblationConfig,
+    run_partial_ablation,
 )
 from forge_eval.training.ablation._policies import POLICIES
 from forge_eval.training.ablation._replay import REPLAY_FILE, replay
@@ -23,11 +29,14 @@ from forge_eval.training.ablation._verl import write_verl_configs
 __all__ = [
     "ABLATION_FILE",
     "ABLATION_HARNESSES",
+    "PARTIAL_ABLATION_FILE",
     "POLICIES",
     "REPLAY_FILE",
     "AblationConfig",
+    "PartialAblationConfig",
     "RunConfig",
     "replay",
+    "run_partial_ablation",
     "run_ablation",
     "write_verl_configs",
 ]

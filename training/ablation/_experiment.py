@@ -136,10 +136,9 @@ def _execute(config: RunConfig, out: str) -> dict[str, Any]:
     return Run(config, Path(out)).execute()
 
 
-def _claim(out: Path, config: AblationConfig, command: str) -> None:
-    """Record the configuration; a different ablation pointed at the same directory is refused."""
+def claim(out: Path, wanted: dict[str, Any], command: str) -> None:
+    """Record the configuration `wanted`; a different ablation pointed at the same directory is refused."""
     path = out / CONFIG_FILE
-    wanted = _settings(config)
     if path.exists():
         saved = json.loads(path.read_text())["config"]
         if saved != wanted:
@@ -164,11 +163,30 @@ def run_ablation(
 ) -> dict[str, Any]:
     """Train (or resume) every run of the ablation, then write `out/ablation.json` and return it."""
     config.check()
-    _claim(out, config, command)
+    claim(out, _settings(config), command)
+    several = len(config.loss_agg) > 1
+    results = train_runs(
+        {rc: run_dir(out, rc) for rc in config.run_configs()},
+        jobs=jobs,
+        progress=progress,
+        label=lambda rc: f"{rc.variant} seed {rc.seed}" + (f" ({rc.loss_agg})" if several else ""),
+    )
+    return write_summary(out, config, results, command=command, n_resamples=n_resamples)
+
+
+def train_runs(
+    dirs: dict[RunConfig, Path],
+    *,
+    jobs: int,
+    progress: Callable[[str], None],
+    label: Callable[[RunConfig], str],
+) -> dict[RunConfig, dict[str, Any]]:
+    """Every run of `dirs` (its directory each): the finished ones read back, the others trained `jobs`
+    at a time (longest first), with a progress line per finished run."""
     results: dict[RunConfig, dict[str, Any]] = {}
     todo = []
-    for rc in config.run_configs():
-        done = run_dir(out, rc) / RUN_FILE
+    for rc, where in dirs.items():
+        done = where / RUN_FILE
         if done.exists():
             results[rc] = json.loads(done.read_text())
         else:
@@ -178,17 +196,16 @@ def run_ablation(
         pace = _Pace(len(todo) + len(results), len(results))
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=context) as pool:
-            futures = {pool.submit(_execute, rc, str(run_dir(out, rc))): rc for rc in longest_first(todo)}
+            futures = {pool.submit(_execute, rc, str(dirs[rc])): rc for rc in longest_first(todo)}
             for future in as_completed(futures):
                 rc = futures[future]
                 results[rc] = future.result()
                 final = results[rc]["eval"][-1]["success"]
-                mode = f" ({rc.loss_agg})" if len(config.loss_agg) > 1 else ""
                 progress(
-                    f"{rc.variant} seed {rc.seed}{mode} done: held-out success {final:.0%} "
+                    f"{label(rc)} done: held-out success {final:.0%} "
                     f"({results[rc]['seconds_per_step']:.2f} s/step), {pace.finished()}"
                 )
-    return write_summary(out, config, results, command=command, n_resamples=n_resamples)
+    return results
 
 
 def _settings(config: AblationConfig) -> dict[str, Any]:

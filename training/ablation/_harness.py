@@ -9,7 +9,10 @@ reads the world. Every call is an HTTP request to the recording proxy with the r
 """
 
 import json
-from typing import Any
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import aiohttp
 from inspect_ai.solver import Solver
@@ -17,7 +20,7 @@ from inspect_ai.tool import Tool
 
 from forge_eval._errors import UsageError
 from forge_eval.harnesses import HARNESSES, Harness, HarnessFacts, TaggingCues
-from forge_eval.sandbox import RolloutOutcome
+from forge_eval.sandbox import RolloutOutcome, RolloutStatus
 from forge_eval.training.ablation._slots import TARGETS_PER_TASK, SlotTask, SlotWorld
 
 HARNESS = "plan-act"
@@ -83,50 +86,124 @@ def _arguments(message: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
     return function["name"], json.loads(function["arguments"] or "{}")
 
 
-async def run_plan_act(
-    client: aiohttp.ClientSession, base_url: str, api_key: str, task: SlotTask
-) -> RolloutOutcome:
-    """One rollout of `task` through the proxy at `base_url` (the rollout's `/r/<id>/<attempt>` prefix)."""
-    url = base_url.rstrip("/") + "/v1/chat/completions"
-    world = SlotWorld(task)
-    main: list[dict[str, Any]] = [
-        {"role": "system", "content": MAIN_SYSTEM},
-        {"role": "user", "content": task.goal},
-    ]
-    plan_turn = await _chat(
-        client,
-        url,
-        api_key,
-        {"model": "policy", "messages": main, "tools": [PLAN_TOOL], "tool_choice": "required"},
-    )
-    main.append(plan_turn)
-    plan = (_arguments(plan_turn) or ("", {}))[1].get("plan", "")
-    main.append({"role": "tool", "tool_call_id": plan_turn["tool_calls"][0]["id"], "content": "ok"})
+@dataclass
+class PlanActState:
+    """What the harness holds between calls: the main agent's conversation, the plan, the world, the
+    calls made so far. Kept at a cut, it is what `carry` resumes the rollout from."""
+
+    task: SlotTask
+    main: list[dict[str, Any]]
+    world: SlotWorld
+    plan: str = ""
+    calls: int = 0
+    answer: str | None = None
+    done: bool = False
+
+    @classmethod
+    def start(cls, task: SlotTask) -> "PlanActState":
+        main = [{"role": "system", "content": MAIN_SYSTEM}, {"role": "user", "content": task.goal}]
+        return cls(task, main, SlotWorld(task))
+
+
+async def _plan(client: aiohttp.ClientSession, url: str, key: str, state: PlanActState) -> None:
+    body = {"model": "policy", "messages": state.main, "tools": [PLAN_TOOL], "tool_choice": "required"}
+    turn = await _chat(client, url, key, body)
+    state.main.append(turn)
+    state.plan = (_arguments(turn) or ("", {}))[1].get("plan", "")
+    state.main.append({"role": "tool", "tool_call_id": turn["tool_calls"][0]["id"], "content": "ok"})
+
+
+async def _review(client: aiohttp.ClientSession, url: str, key: str, state: PlanActState) -> None:
     review = [
         {"role": "system", "content": REVIEWER_SYSTEM},
-        {"role": "user", "content": f"review {plan} {task.goal}"},
+        {"role": "user", "content": f"review {state.plan} {state.task.goal}"},
     ]
-    note_turn = await _chat(
-        client,
-        url,
-        api_key,
-        {"model": "policy", "messages": review, "tools": [REPORT_TOOL], "tool_choice": "required"},
-    )
-    note = (_arguments(note_turn) or ("", {}))[1].get("note", "")
-    main.append({"role": "user", "content": f"note {note}"})
-    answer_text = None
-    for _ in range(MAX_ACTION_CALLS):
-        body = {"model": "policy", "messages": main, "tools": [SET_TOOL], "tool_choice": "required"}
-        turn = await _chat(client, url, api_key, body)
-        main.append(turn)
-        call = _arguments(turn)
-        if call is None:
-            answer_text = turn.get("content") or ""
+    body = {"model": "policy", "messages": review, "tools": [REPORT_TOOL], "tool_choice": "required"}
+    note = (_arguments(await _chat(client, url, key, body)) or ("", {}))[1].get("note", "")
+    state.main.append({"role": "user", "content": f"note {note}"})
+
+
+async def _act(client: aiohttp.ClientSession, url: str, key: str, state: PlanActState) -> None:
+    body = {"model": "policy", "messages": state.main, "tools": [SET_TOOL], "tool_choice": "required"}
+    turn = await _chat(client, url, key, body)
+    state.main.append(turn)
+    call = _arguments(turn)
+    if call is None:
+        state.answer, state.done = turn.get("content") or "", True
+        return
+    name, args = call
+    world = state.world
+    result = world.set(str(args.get("slot")), int(args.get("value", 0))) if name == "set" else "error"
+    state.main.append({"role": "tool", "tool_call_id": turn["tool_calls"][0]["id"], "content": result})
+
+
+Phase = Callable[[aiohttp.ClientSession, str, str, PlanActState], Awaitable[None]]
+# one call each: the plan, the reviewer's note, then the action turns
+PHASES: tuple[Phase, ...] = (_plan, _review, *[_act] * MAX_ACTION_CALLS)
+CALLS = len(PHASES)
+# the calls after which a rollout can be resumed: its state is then the main conversation and the world
+# (after the plan alone, the review still to come would open the rollout's record, and role tagging takes
+# a record's first tool-offering call for the main agent's)
+RESUMABLE_AFTER = frozenset(range(2, CALLS))
+
+
+CutKind = Literal["timeout", "crash"]
+
+
+@dataclass(frozen=True)
+class Cut:
+    """An injected failure: the harness stops after `after` calls of the rollout, by a `timeout` (the
+    deadline passed) or a `crash` (the harness exited non-zero without an answer)."""
+
+    after: int
+    kind: CutKind
+
+    def outcome(self) -> RolloutOutcome:
+        status, exit_code = CUT_ENDINGS[self.kind]
+        return RolloutOutcome(status, exit_code)
+
+
+CUT_ENDINGS: dict[str, tuple[RolloutStatus, int | None]] = {
+    "timeout": ("timeout", None),
+    "crash": ("harness_crash", 1),
+}
+
+
+def draw_cut(rate: float, points: tuple[int, ...], seed: int, step: int, rollout: int) -> Cut | None:
+    """Whether training rollout `rollout` of `step` is cut, where and how: a pure function of the run's
+    seed, so every policy of a seed sees the same failures on the same rollouts."""
+    if rate <= 0:
+        return None
+    rng = random.Random(f"cut:{seed}:{step}:{rollout}")
+    if rng.random() >= rate:
+        return None
+    return Cut(rng.choice(points), rng.choice(("timeout", "crash")))
+
+
+async def run_plan_act(
+    client: aiohttp.ClientSession,
+    base_url: str,
+    api_key: str,
+    task: SlotTask,
+    *,
+    state: PlanActState | None = None,
+    cut: Cut | None = None,
+) -> RolloutOutcome:
+    """One rollout of `task` through the proxy at `base_url` (the rollout's `/r/<id>/<attempt>` prefix).
+
+    `state` resumes a rollout from where it was cut (it is updated in place, so the caller holds the
+    state at a cut); `cut` stops the harness after that many calls of the rollout.
+    """
+    url = base_url.rstrip("/") + "/v1/chat/completions"
+    state = state or PlanActState.start(task)
+    for phase in PHASES[state.calls :]:
+        if cut is not None and state.calls >= cut.after:
+            return cut.outcome()
+        await phase(client, url, api_key, state)
+        state.calls += 1
+        if state.done:
             break
-        name, args = call
-        result = world.set(str(args.get("slot")), int(args.get("value", 0))) if name == "set" else "error"
-        main.append({"role": "tool", "tool_call_id": turn["tool_calls"][0]["id"], "content": result})
-    reward, success, output = world.verify()
+    reward, success, output = state.world.verify()
     return RolloutOutcome(
-        "completed", 0, reward=reward, verifier_output={"success": success, **output}, answer=answer_text
+        "completed", 0, reward=reward, verifier_output={"success": success, **output}, answer=state.answer
     )

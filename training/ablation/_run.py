@@ -34,12 +34,20 @@ from forge_eval.proxy import HttpProxyControl, ProxyConfig, create_app, create_c
 from forge_eval.rundir import write_json
 from forge_eval.training import build_batch, build_trajectory, credit_variant
 from forge_eval.training.ablation import _slots
-from forge_eval.training.ablation._harness import HARNESS, run_plan_act
+from forge_eval.training.ablation._harness import (
+    HARNESS,
+    RESUMABLE_AFTER,
+    Cut,
+    PlanActState,
+    draw_cut,
+    run_plan_act,
+)
 from forge_eval.training.ablation._loss import DEFAULT_LOSS_AGG, agg_loss, pg_losses
 from forge_eval.training.ablation._policies import POLICIES
 from forge_eval.training.ablation._upstream import PolicyUpstream
 from forge_eval.training.batch import TrainingRow
 from forge_eval.training.credit import TASK_ROLES
+from forge_eval.training.partial import partial_policy
 from forge_eval.training.trajectories import Trajectory, TrajectoryCall
 
 _TINY = POLICIES.get("tiny")  # a bare RunConfig trains the default policy with its own settings
@@ -73,6 +81,9 @@ class RunConfig:
     gamma: float = 1.0
     keep_records: bool = False
     sampling_batch: int = 0  # calls decoded together at most (0: every waiting call of the step)
+    partial: str = "discard"  # the partial-rollout policy (`forge_eval.training.partial`)
+    failure_rate: float = 0.0  # share of training rollouts cut by an injected timeout or crash
+    failure_points: tuple[int, ...] = (1, 2, 3)  # the calls a cut rollout made before its cut (drawn)
 
 
 def cosine_lr(lr: float, step: int, steps: int, min_lr_ratio: float) -> float:
@@ -107,37 +118,46 @@ class _Proxy:
         self.url = ""
 
 
-async def _rollout(
-    proxy: _Proxy,
-    client: aiohttp.ClientSession,
-    rollout_id: str,
-    task: _slots.SlotTask,
-    group: str,
-    sampling: dict[str, Any],
-    mode: str,
-) -> Trajectory:
-    fields = {"rollout_id": rollout_id, "group_uid": group, "task_id": task.task_id, "harness": HARNESS}
-    created = await proxy.control.create_rollout(fields | {"mode": mode, "sampling": sampling})
-    outcome = await run_plan_act(client, proxy.url + created.base_path, created.api_key, task)
-    await proxy.control.report(rollout_id, 0, outcome)
-    record, calls = await proxy.control.fetch(rollout_id, 0)
-    await proxy.control.release(rollout_id)
+@dataclass(frozen=True)
+class _Job:
+    """One rollout to run: its id, task, GRPO group and sampling; an injected `cut`; the harness `state`
+    to resume it from (or to hold the state at its cut)."""
+
+    rollout_id: str
+    task: _slots.SlotTask
+    group: str
+    sampling: dict[str, Any]
+    cut: Cut | None = None
+    state: PlanActState | None = None
+
+
+async def _rollout(proxy: _Proxy, client: aiohttp.ClientSession, job: _Job, mode: str) -> Trajectory:
+    task = job.task
+    fields = {
+        "rollout_id": job.rollout_id,
+        "group_uid": job.group,
+        "task_id": task.task_id,
+        "harness": HARNESS,
+    }
+    created = await proxy.control.create_rollout(fields | {"mode": mode, "sampling": job.sampling})
+    outcome = await run_plan_act(
+        client, proxy.url + created.base_path, created.api_key, task, state=job.state, cut=job.cut
+    )
+    await proxy.control.report(job.rollout_id, 0, outcome)
+    record, calls = await proxy.control.fetch(job.rollout_id, 0)
+    await proxy.control.release(job.rollout_id)
     return build_trajectory(record, calls)
 
 
-async def _rollouts(
-    proxy: _Proxy, jobs: list[tuple[str, _slots.SlotTask, str, dict[str, Any]]], mode: str
-) -> list[Trajectory]:
-    """Run `jobs` (rollout id, task, group, sampling) all at once: the upstream decodes their calls in
-    batches once every rollout is waiting on one, so none may wait for a connection (no pool limit)."""
+async def _rollouts(proxy: _Proxy, jobs: list[_Job], mode: str) -> list[Trajectory]:
+    """Run `jobs` all at once: the upstream decodes their calls in batches once every rollout is waiting
+    on one, so none may wait for a connection (no pool limit)."""
     upstream = proxy.upstream
     upstream.open_sessions(len(jobs))
 
-    async def one(
-        client: aiohttp.ClientSession, job: tuple[str, _slots.SlotTask, str, dict[str, Any]]
-    ) -> Trajectory:
+    async def one(client: aiohttp.ClientSession, job: _Job) -> Trajectory:
         try:
-            return await _rollout(proxy, client, *job, mode)
+            return await _rollout(proxy, client, job, mode)
         finally:
             upstream.close_session()
 
@@ -216,6 +236,7 @@ class Run:
         self.config, self.out = config, out
         self.train_tasks, self.heldout = _slots.split_tasks(config.n_heldout, config.split_seed)
         self.credit = credit_variant(config.variant, gamma=config.gamma)
+        self.carries = partial_policy(config.partial).resumes  # keep the harness state at each cut
         self.torch.set_num_threads(1)  # one core per run; runs go in parallel (and bitwise repeatable)
         self.torch.manual_seed(config.seed)
         self.model = POLICIES.get(config.policy).build(config)
@@ -287,7 +308,7 @@ class Run:
     async def _evaluate(self, proxy: _Proxy, step: int) -> dict[str, Any]:
         self.model.eval()
         jobs = [
-            (f"eval{step}-{i}", task, f"eval{step}-{task.task_id}", {"temperature": 0.0, "seed": 0})
+            _Job(f"eval{step}-{i}", task, f"eval{step}-{task.task_id}", {"temperature": 0.0, "seed": 0})
             for i, task in enumerate(self.heldout)
         ]
         trajectories = await _rollouts(proxy, jobs, "eval")
@@ -300,10 +321,10 @@ class Run:
             "per_task": per_task,
         }
 
-    def _drop_records(self, jobs: list[tuple[str, Any, str, Any]]) -> None:
+    def _drop_records(self, jobs: list[_Job]) -> None:
         if not self.config.keep_records:
-            for rid, *_ in jobs:
-                shutil.rmtree(self.records / rid, ignore_errors=True)
+            for job in jobs:
+                shutil.rmtree(self.records / job.rollout_id, ignore_errors=True)
 
     async def _train_step(self, proxy: _Proxy, step: int) -> dict[str, Any]:
         c = self.config
@@ -311,35 +332,64 @@ class Run:
         for group in self.optimizer.param_groups:  # a pure function of the step, so a resumed run agrees
             group["lr"] = cosine_lr(c.lr, step, c.steps, c.min_lr_ratio)
         tasks = _slots.data_order(self.train_tasks, c.seed, step, c.tasks_per_step)
-        jobs = [
-            (f"s{step}-t{i}-g{j}", task, f"s{step}-{task.task_id}", {"temperature": 1.0, "seed": c.seed})
-            for i, task in enumerate(tasks)
-            for j in range(c.group_size)
+        sampling = {"temperature": 1.0, "seed": c.seed}
+        jobs = []
+        for i, task in enumerate(tasks):
+            for j in range(c.group_size):
+                cut = draw_cut(c.failure_rate, c.failure_points, c.seed, step, i * c.group_size + j)
+                # a cut rollout's state is kept where `carry` may resume it
+                state = PlanActState.start(task) if cut and self.carries else None
+                jobs.append(_Job(f"s{step}-t{i}-g{j}", task, f"s{step}-{task.task_id}", sampling, cut, state))
+        carry = self.state.get("carry") or {"resume": {}, "held": []}
+        resumed = [  # last step's carried rollouts, resumed from their state (and not cut again)
+            _Job(f"s{step}-resumed-{rid}", state.task, group, sampling, state=state)
+            for rid, (group, state) in carry["resume"].items()
         ]
-        trajectories = await _rollouts(proxy, jobs, "train")
-        self._drop_records(jobs)
+        trajectories = await _rollouts(proxy, jobs + resumed, "train")
+        self._drop_records(jobs + resumed)
+        at_cut = {j.rollout_id: j for j in jobs if j.state is not None and j.state.calls in RESUMABLE_AFTER}
+        policy = partial_policy(c.partial, resumable=lambda t: t.rollout.rollout_id in at_cut)
         # prefix-merged rows, as veRL's agent loop hands them over: a chain of calls is one sequence, so
         # its shared prompt is computed once (and the seq-mean loss modes weigh chains, as veRL does)
-        batch = build_batch(trajectories, credit=self.credit, merge=True)
+        batch = build_batch([*trajectories, *carry["held"]], credit=self.credit, merge=True, partial=policy)
+        self.state["carry"] = {
+            "resume": {
+                t.rollout.rollout_id: (str(t.rollout.group_uid), at_cut[t.rollout.rollout_id].state)
+                for t in batch.carried
+            },
+            "held": batch.held,
+        }
         roles: Counter[str] = Counter()
         for row in batch.rows:
             roles[row.roles[0]] += int(row.response_mask.sum())
+        finished = [t.rollout.reward for t in trajectories if t.rollout.reward is not None]
         metrics: dict[str, Any] = {
             "step": step,
             "lr": self.optimizer.param_groups[0]["lr"],
-            "reward": float(np.mean([t.rollout.reward for t in trajectories])),
+            "reward": float(np.mean(finished)) if finished else None,
             "success": float(np.mean([_success(t) for t in trajectories])),
             "internal_entropy": _internal_entropy(trajectories),
             "trainable_tokens": dict(roles),
             "rows": batch.stats.rows,
             "discarded": batch.stats.discards.discarded,
         }
+        if c.failure_rate > 0:
+            p = batch.stats.partial
+            metrics["partial"] = {
+                "cut": sum(j.cut is not None for j in jobs),
+                "actions": dict(p.actions),
+                "resumed": len(resumed),
+                "held": p.held,
+                "groups_short": p.groups_short,
+                "members_lost": p.members_lost,
+                "groups_dropped": batch.stats.groups_dropped,
+            }
         # every row of the step, as veRL's actor gets them: a group whose rewards are all equal has zero
         # advantage, yet its tokens count in the aggregation (and take the entropy bonus), so updates
         # shrink as groups converge; updating on the other rows alone kept them full-sized to the end, and
         # runs that had solved every held-out task drifted off it again
         if batch.rows:
-            calls = {c.call_id: c for t in trajectories for c in t.calls}
+            calls = {c.call_id: c for t in [*trajectories, *carry["held"]] for c in t.calls}
             metrics |= self._update(batch.rows, [_segments(r, calls) for r in batch.rows])
         return metrics
 

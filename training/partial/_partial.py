@@ -70,6 +70,7 @@ class PartialPolicy(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str]
+    resumes: ClassVar[bool] = False  # whether the trainer should keep a cut rollout's state to resume
 
     def admit(self, trajectory: Trajectory, reason: str | None) -> Admission:
         """The fate of `trajectory`, whose failure-policy verdict is `reason` (None: usable)."""
@@ -92,7 +93,7 @@ class PartialReport:
     reasons: Counter[str] = field(default_factory=Counter)
     actions: Counter[str] = field(default_factory=Counter)
     held: int = 0  # complete members of a carried group, waiting for it
-    groups_short: int = 0  # groups trained with fewer members than they started with
+    groups_short: int = 0  # groups that lost members (whatever is left of them: all, some or none)
     members_lost: int = 0  # the members those groups lost
 
     def add(self, reason: str | None, admission: Admission, partial: bool) -> None:

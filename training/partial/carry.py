@@ -26,6 +26,7 @@ class Carry(PartialPolicy):
     description = (
         "a partial rollout is resumed next step from its recorded state, its group waiting; else discard"
     )
+    resumes = True
     resumable: Callable[[Trajectory], bool] = _never
 
     def partial(self, trajectory: Trajectory) -> Admission:
