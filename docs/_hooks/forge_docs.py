@@ -265,6 +265,13 @@ def credit_variants() -> str:
     return _table(("variant", "which calls learn, and with which reward"), rows)
 
 
+def partial_policies() -> str:
+    from forge_eval.training.partial import PARTIAL_POLICIES
+
+    rows = [(f"`{name}`", policy.description) for name, policy in PARTIAL_POLICIES.items()]
+    return _table(("policy", "what happens to a rollout cut short"), rows)
+
+
 def embedded_models() -> str:
     from forge_eval.models import EMBEDDED_MODELS
 
@@ -284,5 +291,6 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "harness-table": harness_table,
     "benchmark-links": benchmark_links,
     "credit-variants": credit_variants,
+    "partial-policies": partial_policies,
     "embedded-models": embedded_models,
 }
