@@ -32,12 +32,14 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    SerializerFunctionWrapHandler,
     ValidationError,
+    model_serializer,
 )
 from pydantic_core import PydanticCustomError
 
 from forge_eval._errors import ForgeError
-from forge_eval._files import json_safe, write_json
+from forge_eval._files import write_json
 from forge_eval.rundir._paths import RunDir
 from forge_eval.rundir._protocol import ProtocolRecord
 
@@ -190,12 +192,14 @@ class RunResults(_Model):
         for name, metric in self.metrics.items():
             metric.name = name
 
-    def to_json_data(self) -> dict[str, Any]:
-        """What results.json holds: a single-harness run has no `harnesses` key at all (its file keeps
-        the schema it had before harness matrices existed)."""
-        return json_safe(
-            self.model_dump(mode="json", exclude={"harnesses"} if self.harnesses is None else None)
-        )
+    @model_serializer(mode="wrap")
+    def _without_absent_matrix(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A single-harness run's results.json has no `harnesses` key at all: its schema stays the one it
+        had before harness matrices existed."""
+        data = handler(self)
+        if self.harnesses is None:
+            data.pop("harnesses", None)
+        return data
 
     def at(self, run_dir: Path) -> RunResults:
         """Bind these results to the run directory they were read from (paths resolve against it)."""
@@ -238,9 +242,8 @@ class RunResults(_Model):
 
 
 def write_results(run_dir: str | os.PathLike[str], results: RunResults) -> Path:
-    """Write `run_dir/results.json` (`RunResults.to_json_data`) atomically: a crash never leaves a torn
-    file."""
-    return write_json(RunDir(run_dir).results, results.to_json_data())
+    """Write `run_dir/results.json` (atomically: a crash never leaves a torn file)."""
+    return write_json(RunDir(run_dir).results, results)
 
 
 def load_results(run_dir: str | os.PathLike[str]) -> RunResults:

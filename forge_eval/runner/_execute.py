@@ -480,7 +480,7 @@ def summarize_run(plan: RunPlan, model_label: str, complete: bool | None = None)
         for row in table.itertuples()
         if isinstance(row.error, str) and row.error.strip()
     )
-    return RunResult(spec.out, results.to_json_data(), build_report(spec.out), errors)
+    return RunResult(spec.out, json.loads(results.model_dump_json()), build_report(spec.out), errors)
 
 
 def _analyze_behavior(out: Path) -> None:

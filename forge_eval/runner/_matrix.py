@@ -10,6 +10,7 @@ run) plus a `harnesses` section (`harness_matrix`); `OUT/run.json` names the mat
 same command resumes every harness, and another run in OUT is refused.
 """
 
+import json
 import shutil
 from dataclasses import dataclass, replace
 
@@ -127,4 +128,4 @@ def summarize_matrix(matrix: MatrixPlan, runs: list[RunResult], budgets: tuple[i
     errors = tuple(
         f"{plan.harness}: {e}" for plan, run in zip(matrix.plans, runs, strict=True) for e in run.errors
     )
-    return RunResult(out.path, results.to_json_data(), build_report(out.path), errors)
+    return RunResult(out.path, json.loads(results.model_dump_json()), build_report(out.path), errors)

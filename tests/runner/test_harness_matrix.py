@@ -48,5 +48,5 @@ def test_single_harness_results_have_no_harnesses_key(tmp_path):
     results = RunResults.model_validate(_RESULTS)
     write_results(tmp_path, results)
     written = json.loads((tmp_path / "results.json").read_text())
-    assert "harnesses" not in written and "harnesses" not in results.to_json_data()
+    assert "harnesses" not in written and "harnesses" not in json.loads(results.model_dump_json())
     assert set(written) == set(RunResults.model_fields) - {"harnesses"}
