@@ -19,7 +19,10 @@ def _line(name: str, d: dict) -> str:
         text += f"  [{100 * d['ci_low']:+.1f}, {100 * d['ci_high']:+.1f}]"
     else:
         text += "  (no interval: fewer than 2 paired tasks)"
-    return text + f"  ({d['n_paired']} paired cells)"
+    text += f"  ({d['n_paired']} paired cells)"
+    if d.get("under_noise_floor"):
+        text += f"  under the noise floor ({100 * d['noise_floor']:.1f} pp)"
+    return text
 
 
 def compare(

@@ -3,6 +3,8 @@ forms and simulations (not against the code's own formulas)."""
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -177,6 +179,11 @@ def test_compare_states_when_a_difference_is_under_the_noise_floor(tmp_path: Pat
     assert success["under_noise_floor"] is True and abs(success["estimate"]) < floor
     html = build_compare_report(data, tmp_path / "cmp").read_text()
     assert "Under the noise floor: success_rate" in html
+    cli = [sys.executable, "-m", "forge_eval._cli.main", "compare", str(a), str(b), "--no-behavior"]
+    cli += ["--resamples", "300", "--out", str(tmp_path / "cli")]
+    printed = subprocess.run(cli, capture_output=True, text=True, check=True).stdout
+    [line] = [line for line in printed.splitlines() if line.strip().startswith("success_rate")]
+    assert f"under the noise floor ({100 * floor:.1f} pp)" in line
     # every task passing in every seed is far above the noisy run's floor
     far = compare_runs([a, _run(tmp_path / "c", dict.fromkeys(noisy, 1.0))], behavior=False, n_resamples=300)
     metric = far["comparisons"][0]["metrics"]["success_rate"]
