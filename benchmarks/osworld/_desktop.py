@@ -15,9 +15,10 @@ read-only tools folder (`_inside`, the in-desktop server, the site packages, a `
 
 The grader reads the desktop through that server, and the agent's code runs as the server's own uid,
 so the channel must be one the agent cannot take over (`forge_eval.sandbox.PrivatePort`): the host
-reaches the server (and VLC's HTTP interface) by a loopback port that only this run's process may use,
-each connection opened by this process into the desktop's network namespace, and kept only while the
-server's port is still served by the socket it listened on at start (VLC's: by VLC). The server runs
+reaches the server (and VLC's HTTP interface, Chrome's debugging port) by a loopback port that only this
+run's process may use, each connection opened by this process into the desktop's network namespace, and
+kept only while the server's port is still served by the socket it listened on at start (VLC's: by VLC;
+Chrome's: by Chromium as `_chrome` launches it). The server runs
 from the read-only tools folder, not dumpable (`_inside/serve.py`), and so does the session that holds
 the desktop together: the agent's uid can neither ptrace them nor take their sockets, and a server it
 kills or stops is a failed read, never a forged one. Nothing in the desktop can reach a host port: it has
@@ -47,6 +48,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from forge_eval._errors import ForgeError
+from forge_eval.benchmarks.osworld._chrome import (
+    CHROME_DIR,
+    DEBUG_PORT,
+    browser_env,
+    run_processes,
+    trusted_browser,
+    write_launcher,
+)
 from forge_eval.benchmarks.osworld._client import HOME, DesktopClient
 from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._inside import INSIDE_DIR
@@ -129,7 +138,7 @@ class LocalDesktop:
     uid: int = -1
     state: Path | None = None
     client: DesktopClient | None = None
-    #: In-desktop port -> host port that reaches it (only from this process: `PrivatePort`).
+    #: In-desktop port -> host port that reaches it (only from this run: `PrivatePort`).
     ports: dict[int, int] = field(default_factory=dict)
     _channels: list[PrivatePort] = field(default_factory=list)
     _network: NetworkNamespace | None = None
@@ -207,9 +216,16 @@ class LocalDesktop:
                 raise ForgeError(f"the OSWorld desktop did not start: {why or 'no process in its sandbox'}")
             time.sleep(0.02)
         self._network = network = NetworkNamespace(pid)
-        checks = {SERVER_PORT: lambda inode: self._server_socket in (None, inode), VLC_PORT: self._is_vlc}
+        assert self.state is not None
+        checks = {
+            SERVER_PORT: lambda inode: self._server_socket in (None, inode),
+            VLC_PORT: self._is_vlc,
+            DEBUG_PORT: trusted_browser(self.processes, self.state / "tools" / CHROME_DIR),
+        }
         for inner, trusted in checks.items():
-            channel = PrivatePort(network.connector(inner, trusted))
+            # Chrome's debugging port is used by Playwright's driver, a child process of this one
+            allowed = run_processes if inner == DEBUG_PORT else None
+            channel = PrivatePort(network.connector(inner, trusted), allowed)
             self._channels.append(channel)
             self.ports[inner] = channel.port
 
@@ -244,6 +260,7 @@ class LocalDesktop:
         (tools / "password").write_text(PASSWORD + "\n")  # the agent's prompt gives it the password too
         self._install_server(tools)
         _set_modes(tools)
+        write_launcher(tools / "bin", tools / CHROME_DIR, browser_env(self._environment(tools)))
         (tools / "sudo.py").chmod(0o755)
         return tools
 

@@ -31,6 +31,7 @@ def make_env(
     host: str,
     port: int,
     vlc_port: int = 8080,
+    chromium_port: int = 9222,
     files_dir: Path,
     cache_dir: Path,
     action_space: str = "pyautogui",
@@ -44,6 +45,7 @@ def make_env(
         task: The task JSON.
         tree: The OSWorld tree whose `desktop_env` runs the episode (the task's own tree).
         vlc_port: Where VLC's HTTP interface is reached (OSWorld's `vlc_port`).
+        chromium_port: Where Chrome's debugging port is reached (OSWorld's `chromium_port`).
         files_dir: Where setup downloads are cached (OSWorld's `<uuid5(url)>_<name>` layout).
         cache_dir: This task's scratch folder for the checkers (fetched files, expected files).
         pause: Seconds to wait after each action before observing (OSWorld: `sleep_after_execution`).
@@ -59,7 +61,7 @@ def make_env(
 
     env = HostDesktopEnv()
     width, height = screen
-    env.vm_ip, env.server_port, env.chromium_port, env.vlc_port = host, port, 9222, vlc_port
+    env.vm_ip, env.server_port, env.chromium_port, env.vlc_port = host, port, chromium_port, vlc_port
     env.action_space = action_space
     env.require_a11y_tree = "a11y_tree" in observation_type
     env.require_terminal = False
@@ -75,6 +77,7 @@ def make_env(
     env.setup_controller = api.SetupController(
         vm_ip=host,
         server_port=port,
+        chromium_port=chromium_port,
         cache_dir=str(files_dir),
         client_password="password",
         screen_width=width,

@@ -15,6 +15,7 @@ from typing import Any
 
 from forge_eval.benchmarks._benchmark import RunUsed, task_set
 from forge_eval.benchmarks.osworld._agent import PROMPT_NAMES, run_defaults
+from forge_eval.benchmarks.osworld._chrome import chromium_version
 from forge_eval.benchmarks.osworld._data import SOURCE, data_root, load_tasks
 from forge_eval.benchmarks.osworld._task import DEFAULT_MAX_STEPS, READY_WAIT, SETTLE_WAIT
 from forge_eval.harnesses import HARNESSES
@@ -133,15 +134,26 @@ def protocol(run: RunUsed) -> ProtocolRecord:
             element(
                 "environment",
                 Value(value={"provider": OFFICIAL_PROVIDER}, label="OSWorld's Ubuntu VM image (provider vm)"),
-                Value(value={"provider": args.get("provider", "local")}),
+                _environment(args.get("provider", "local")),
                 note="the local desktop runs Debian's apps under Xvfb + openbox in a bubblewrap sandbox, "
                 "not OSWorld's Ubuntu VM: app versions, fonts and window manager differ; upstream's in-VM "
                 "server runs unchanged but from a read-only folder (not ~/server), not dumpable, reached "
-                "only by the run's own process",
+                "only by the run's own process; Chrome tasks run on Debian's Chromium launched as "
+                "google-chrome (Chrome's profile folder, first run done, passwords and cookies stored "
+                "without a keyring), its debugging port reached by the run directly, not through the "
+                "task's socat",
             ),
             element("data", *_sides(tree, "tasks")),
         ]
     )
+
+
+def _environment(provider: str) -> Value:
+    """The run's desktop; the local one names the Chromium that stands in for Google Chrome."""
+    if provider != "local":
+        return Value(value={"provider": provider})
+    browser = f"{chromium_version() or 'Chromium (not installed)'} in place of Google Chrome"
+    return Value(value={"provider": provider, "browser": browser}, label=f"provider local, {browser}")
 
 
 def _sides(tree: Path, part: str) -> tuple[Upstream, Upstream]:

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
+from forge_eval.benchmarks.osworld._chrome import DEBUG_PORT, UPSTREAM_PORT
 from forge_eval.benchmarks.osworld._client import DesktopClient
 from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._desktop import (
@@ -43,14 +44,15 @@ _START_TIMEOUT = 120
 
 @dataclass
 class Session:
-    """A running desktop: where OSWorld's clients reach its server (`vm_ip:server_port`) and VLC's HTTP
-    interface (`vlc_port`), and how to stop it."""
+    """A running desktop: where OSWorld's clients reach its server (`vm_ip:server_port`), VLC's HTTP
+    interface (`vlc_port`) and Chrome's debugging port (`chromium_port`), and how to stop it."""
 
     host: str
     port: int
     screen: tuple[int, int] = (1920, 1080)
     vlc_port: int = VLC_PORT
     _stop: list[Any] = field(default_factory=list)
+    chromium_port: int = UPSTREAM_PORT
 
     def on_stop(self, callback: Callable[[], Any]) -> None:
         """Call `callback` when the session stops (before what was registered earlier)."""
@@ -106,6 +108,7 @@ class LocalProvider(Provider):
             (desktop.width, desktop.height),
             desktop.ports[VLC_PORT],
             [desktop.stop],
+            desktop.ports[DEBUG_PORT],
         )
 
 

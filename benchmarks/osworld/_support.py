@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_eval._registry import Registry
+from forge_eval.benchmarks.osworld._chrome import CHROMIUM, LAUNCHER
 from forge_eval.benchmarks.osworld._data import OSWorldTask, _as_list, missing_files, online
 from forge_eval.benchmarks.osworld._evaluators import desktop_env, metric_needs
 from forge_eval.benchmarks.osworld.install import desktop_site
@@ -33,6 +34,8 @@ APP_PROGRAMS = {
     "vlc": "vlc",
     "thunderbird": "thunderbird",
 }
+#: Programs the local desktop brings in its tools folder (the `chrome` rule checks what they need).
+DESKTOP_PROGRAMS = {LAUNCHER: CHROMIUM}
 #: Getters that need something the local desktop does not offer, and what.
 UNSUPPORTED_GETTERS = {
     "googledrive_file": "Google Drive",
@@ -138,13 +141,15 @@ def _vs_code(task: OSWorldTask, ctx: SupportContext) -> str | None:
 
 @_local_only
 def _chrome(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    """Chrome tasks run on Debian's Chromium, launched as `google-chrome` (`_chrome`)."""
     apps = {a.lower() for a in task.raw.get("related_apps", [])}
     uses = any(s.get("type", "").startswith("chrome_") for s in _steps(task)) or "google-chrome" in " ".join(
         _commands(task)
     )
-    if task.domain == "chrome" or uses or apps & {"chrome", "browser"}:
+    if (task.domain == "chrome" or uses or apps & {"chrome", "browser"}) and not CHROMIUM.is_file():
         return (
-            "needs Google Chrome with its debugging port as in OSWorld's VM image; run it with --provider vm"
+            f"needs Chromium (standing in for Google Chrome): {CHROMIUM} is not installed "
+            "(apt package chromium, scripts/setup.d/50-chromium.sh)"
         )
     return None
 
@@ -263,7 +268,7 @@ def _programs(task: OSWorldTask, ctx: SupportContext) -> str | None:
                 first = line.split()[0] if line.split() else ""
                 if first.isidentifier() and first not in _SHELL_WORDS:
                     needed.add(first)
-    missing = sorted(p for p in needed if shutil.which(p) is None)
+    missing = sorted(p for p in needed - set(DESKTOP_PROGRAMS) if shutil.which(p) is None)
     if missing:
         return f"needs programs not installed here: {', '.join(missing)} (scripts/setup.d/60-desktop.sh)"
     return None

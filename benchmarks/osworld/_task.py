@@ -116,6 +116,7 @@ def start_episode(
             host=session.host,
             port=session.port,
             vlc_port=session.vlc_port,
+            chromium_port=session.chromium_port,
             files_dir=files_dir(),
             cache_dir=task_cache_dir(task.id),
             action_space=action_space,

@@ -41,6 +41,9 @@ def test_local_desktop_short_waits_and_our_prompt_are_each_named(osworld_root: P
     entry = BENCHMARKS.get("osworld")
     local = entry.protocol(_used(osworld_root, task_args={"provider": "local"}))
     assert _differing(local) == {"environment"}
+    (environment,) = local.of("environment")
+    assert environment.ours.value["browser"].endswith(" in place of Google Chrome")
+    assert environment.ours.value["browser"].startswith("Chromium ")
     waits = entry.protocol(_used(osworld_root, task_args={"settle_wait": 1.0, "ready_wait": 0.0}))
     assert _differing(waits) == {"harness"} and "settle_wait" in waits.reasons[0]
     ours = entry.protocol(_used(osworld_root, task_args={"prompt": "forge", "observation": "screenshot"}))
