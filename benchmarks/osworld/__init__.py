@@ -9,6 +9,7 @@ cannot run are listed as skipped with their reason.
 
 from forge_eval.benchmarks._benchmark import BENCHMARKS
 from forge_eval.benchmarks.osworld._benchmark import OSWorld
+from forge_eval.benchmarks.osworld._census import CensusRow, census, census_table
 from forge_eval.benchmarks.osworld._client import DesktopClient
 from forge_eval.benchmarks.osworld._data import SOURCE, OSWorldTask, data_root, load_tasks
 from forge_eval.benchmarks.osworld._desktop import LocalDesktop, clean_leftovers
@@ -26,6 +27,7 @@ __all__ = [
     "RULES",
     "SOURCE",
     "STEP_CAPS",
+    "CensusRow",
     "DesktopClient",
     "Episode",
     "LocalDesktop",
@@ -34,6 +36,8 @@ __all__ = [
     "Provider",
     "Session",
     "SupportContext",
+    "census",
+    "census_table",
     "clean_leftovers",
     "data_root",
     "evaluate",

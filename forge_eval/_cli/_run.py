@@ -2,6 +2,7 @@
 
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -98,7 +99,9 @@ def run(
         command=shlex.join(["forge-eval", *sys.argv[1:]]),
     )
     if dry_run:
-        show_dry_run([spec], cluster, shards, shared_logs, as_json)
+        harnesses = RunDir(spec.out).harnesses
+        specs = [replace(spec, harness=name, out=harnesses / name) for name in names] if names[1:] else [spec]
+        show_dry_run(specs, cluster, shards, shared_logs, as_json)
         return
     if len(names) > 1:
         _run_matrix(plan_matrix(spec, names), cluster, shards, shared_logs, budgets)

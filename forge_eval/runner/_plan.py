@@ -159,7 +159,11 @@ def _modified_tree(trees: list[TreeCheck], task_ids: tuple[str, ...], allowed: b
 
 
 def _missing_requirements(benchmark: Benchmark, harness_name: str) -> ForgeError | None:
-    missing = benchmark.requirements() + HARNESSES.get(harness_name).requirements()
+    """What the run lacks here as the error it raises; None when nothing is missing."""
+    try:
+        missing = benchmark.requirements() + HARNESSES.get(harness_name).requirements()
+    except ForgeError as e:  # a benchmark that names what is missing in its own error (the live web)
+        return e
     if not missing:
         return None
     return ForgeError(
