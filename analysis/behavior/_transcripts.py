@@ -448,22 +448,24 @@ def _passed_from_trials(path: Path) -> dict[tuple[str, int, int], bool]:
 def read_run_transcripts(run_dir: str | Path) -> Transcripts:
     """Read a run directory (`forge-eval run --out DIR`): its logs, harness and per-trial outcomes.
 
-    The proxy's call records are used when the run has them (`DIR/records/`).
+    The proxy's call records are used when the run has them (`records/` beside the logs). The logs are
+    where results.json's `log_dir` says: a harness matrix's directory reads as its first harness's run.
 
     Raises:
         ForgeError: The directory has no logs.
     """
     files = RunDir(run_dir)
-    log_dir = files.logs
+    results = files.read_json(RunDir.RESULTS) or {}
+    log_dir = files.path / results.get("log_dir", RunDir.LOGS)
     infos = list_eval_logs(str(log_dir)) if log_dir.is_dir() else []
     if not infos:
         raise ForgeError(
             f"no Inspect logs in {log_dir}",
             hint="pass the directory given to `forge-eval run --out` (it holds logs/ and results.json)",
         )
-    harness = (files.read_json(RunDir.RESULTS) or {}).get("harness")
+    harness = results.get("harness")
     trials = files.trials
     passed = _passed_from_trials(trials) if trials.is_file() else None
-    records_dir = files.records
+    records_dir = log_dir.parent / RunDir.RECORDS
     records = read_parse_verdicts(records_dir) if records_dir.is_dir() else None
     return read_transcripts(infos, harness=harness, passed=passed, records=records)

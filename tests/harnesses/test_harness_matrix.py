@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from forge_eval._cli.main import cli
-from forge_eval.analysis import load_run
+from forge_eval.analysis import load_run, read_run_transcripts
 from forge_eval.runner import RunSpec, execute_matrix, plan_matrix
 from tests.harnesses._policy import TASK_ID
 
@@ -42,8 +42,9 @@ def _check_matrix(out: Path, seeds: tuple[int, ...]) -> dict:
     budgets = pair["step_budgets"]
     assert budgets and all(b["difference"]["n_paired"] == len(seeds) for b in budgets)
     assert pair["usage"]["calls"]["n_paired"] == len(seeds)
-    # `forge-eval compare` reads the matrix directory as its baseline run
+    # `forge-eval compare` and `analyze` read the matrix directory as its baseline run
     assert set(load_run(out).trials["seed"]) == set(seeds)
+    assert set(read_run_transcripts(out).rollouts["harness"]) == {"react"}
     report = (out / "report.html").read_text()
     assert 'id="harness-matrix"' in report and 'data-pair="react-codex"' in report
     return matrix
