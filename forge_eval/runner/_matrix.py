@@ -6,8 +6,9 @@ records, results.json, trials.csv, report), planned with every check before anyt
 unknown harness is refused with the valid names, nothing written). Here they run one after another; on a
 cluster each is one shard set and all sets go to the executor at once, so the cluster spreads them.
 `OUT/results.json` is the first harness's results (the baseline: `forge-eval compare` reads OUT as that
-run) plus a `harnesses` section (`harness_matrix`); `OUT/run.json` names the matrix, so a re-run of the
-same command resumes every harness, and another run in OUT is refused.
+run) plus a `harnesses` section (`harness_matrix`) and the cost of every harness and in total;
+`OUT/run.json` names the matrix, so a re-run of the same command resumes every harness, and another run
+in OUT is refused.
 """
 
 import json
@@ -15,10 +16,10 @@ import shutil
 from dataclasses import dataclass, replace
 
 from forge_eval._errors import UsageError
-from forge_eval.analysis import harness_matrix, load_harness_run
+from forge_eval.analysis import cost_summary, harness_matrix, load_harness_run
 from forge_eval.harnesses import HARNESSES
 from forge_eval.reports import build_report
-from forge_eval.rundir import RunDir, RunResults, make_private, write_results
+from forge_eval.rundir import RunDir, RunResults, make_private, read_usage_ledger, write_results
 from forge_eval.runner._execute import RunResult, claim_run_dir, execute
 from forge_eval.runner._plan import RunPlan, plan_run
 from forge_eval.runner._sharded import execute_shard_sets
@@ -121,6 +122,11 @@ def summarize_matrix(matrix: MatrixPlan, runs: list[RunResult], budgets: tuple[i
             "command": matrix.spec.command,
             "log_dir": (RunDir(baseline.out).logs.relative_to(out.path)).as_posix(),
             "harnesses": section,
+            # what the whole matrix cost, per harness and in total (each harness's own file has its own)
+            "cost": cost_summary(
+                [row for run in runs for row in read_usage_ledger(RunDir(run.out).logs).values()],
+                matrix.spec.seeds,
+            ),
         }
     )
     write_results(out.path, results)
