@@ -56,14 +56,78 @@ def test_chrome_tasks_run_on_chromium_and_live_sites_only_online(
         "needs VS Code",
         "needs a GNOME session",
     }, reasons
-    assert skipped["06fe7178-4491-4589-810f-2e2bc9502122"].startswith("needs the live web")
-    online, _ = _census(osworld_root, "local", may_download=True)
-    assert chrome <= {t.id for t in online}
+    live = "06fe7178-4491-4589-810f-2e2bc9502122"  # opens three live sites in Chrome
+    assert skipped[live] == "needs the live web (task marked proxy: true); this machine is offline"
+    # online, Chromium reaches them through the run's egress gate: most Chrome tasks run
+    online, online_skipped = _census(osworld_root, "local", may_download=True)
+    online_chrome = {t.id for t in online} & set(index["chrome"])
+    assert chrome | {live} <= online_chrome and len(online_chrome) >= 40, len(online_chrome)
+    assert not [r for r in online_skipped.values() if "live web" in r and "Chromium" not in r]
+    # a container has no egress gate: there the live web stays out of reach
+    in_container, container_skipped = _census(osworld_root, "docker", may_download=True)
+    assert live not in {t.id for t in in_container} and "live web" in container_skipped[live]
     # without Chromium, every task that uses Chrome says so
     monkeypatch.setattr(_support, "CHROMIUM", Path("/nonexistent/chromium"))
     run, without = _census(osworld_root, "local", may_download=False)
     assert not {t.id for t in run} & chrome
     assert all(without[i].startswith("needs Chromium (standing in for Google Chrome)") for i in chrome)
+
+
+#: The tasks skipped before GNOME's pieces and sudo ran on the local desktop: gnome-terminal 5, nautilus 5,
+#: gsettings 4, the wallpaper getter 2, the terminal's text 2; sudo 6.
+GNOME_TASKS = {
+    "gnome-terminal": ["2b9493d7", "2c9fc0de", "3680a5ee", "ee9a3c83", "f7dfbef3"],
+    "nautilus": ["b5062e3e", "f5c13cdd", "415ef462", "5df7b33a", "aceb0368"],
+    "gsettings": ["bedcedc4", "f9be0997", "3ce045a0", "a4d98375"],
+    "vm_wallpaper": ["c2751594", "efcf0d81"],
+    "vm_terminal_output": ["13584542", "4127319a"],
+}
+SUDO_TASKS = ["716a6079", "2373b66a", "9f3bb592", "a462a795", "e0df059f", "5812b315"]
+
+
+def test_gnome_and_sudo_tasks_run_where_their_pieces_are_installed(
+    osworld_root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from forge_eval.benchmarks.osworld import _support
+
+    def ids(prefixes: list[str], tasks: list) -> set[str]:  # type: ignore[type-arg]
+        return {t.id for t in tasks if t.id[:8] in prefixes}
+
+    gnome = [i for group in GNOME_TASKS.values() for i in group]
+    offline, skipped = _census(osworld_root, "local", may_download=False)
+    online, skipped_online = _census(osworld_root, "local", may_download=True)
+    # offline the ones without task files run: gsettings 4, the terminal's text 1; sudo 3
+    assert {i[:8] for i in ids(gnome, offline)} == {*GNOME_TASKS["gsettings"], "13584542"}
+    assert {i[:8] for i in ids(SUDO_TASKS, offline)} == {"2373b66a", "a462a795", "e0df059f"}
+    # online all 18 GNOME tasks run, and 5 of the 6 sudo tasks: the sixth makes a user account
+    assert len(ids(gnome, online)) == 18
+    assert {i[:8] for i in ids(SUDO_TASKS, online)} == set(SUDO_TASKS) - {"5812b315"}
+    (account,) = [r for i, r in skipped_online.items() if i.startswith("5812b315")]
+    assert account.startswith("needs a new user account (getent passwd)")
+    assert not [r for r in skipped.values() if "GNOME" in r or "sudo" in r or "gsettings" in r]
+
+    # what is missing is named: a GNOME program, a schema, what a root step installs
+    which = _support.shutil.which
+    monkeypatch.setattr(_support.shutil, "which", lambda p: None if p == "gnome-terminal" else which(p))
+    _, without = _census(osworld_root, "local", may_download=True)
+    for short in GNOME_TASKS["gnome-terminal"]:
+        (reason,) = [r for i, r in without.items() if i.startswith(short)]
+        assert reason.startswith("needs gnome-terminal (apt package gnome-terminal)"), reason
+    (reason,) = [r for i, r in without.items() if i.startswith("13584542")]
+    assert "needs gnome-terminal" in reason, reason
+    monkeypatch.undo()
+    monkeypatch.setattr(_support, "_gsettings_schemas", frozenset)
+    monkeypatch.setattr(_support, "desktop_site", lambda: tmp_path)  # no desktop Python package
+    monkeypatch.setattr(_support.shutil, "which", lambda p: None if p == "dpkg-query" else which(p))
+    _, without = _census(osworld_root, "local", may_download=True)
+    expected = {
+        "f9be0997": "needs the GSettings schema org.gnome.desktop.notifications",
+        "2373b66a": "its setup installs sysstat as root (apt-get install)",
+        "9f3bb592": "its setup installs pysrt as root (pip install)",
+    }
+    for short, start in expected.items():
+        (reason,) = [r for i, r in without.items() if i.startswith(short)]
+        assert reason.startswith(start), reason
 
 
 def test_online_makes_file_tasks_runnable_and_vm_runs_more(osworld_root: Path) -> None:
