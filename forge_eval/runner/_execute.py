@@ -234,18 +234,17 @@ def run_eval_set(
     """`eval_set` into `log_dir`, run again (only unfinished samples) while it fails and the model still
     answers (`served`: the run's model); returns the model's failure when it stopped answering. Every
     sample attempt's cost is kept in the folder's usage ledger, whatever later retries remove."""
-    try:
-        for _ in range(_SEED_ATTEMPTS):
-            record_usage(log_dir)  # before eval_set's retry removes the attempts' older logs
-            succeeded, _logs = eval_set(tasks, log_dir=str(log_dir), **options)
-            if succeeded:
-                return None
-            failure = served.chat_failure()
-            if failure is not None:
-                return failure
-        return None
-    finally:
+    for _ in range(_SEED_ATTEMPTS):
+        # before eval_set's retry removes the older logs; what the last attempt left is recorded by the
+        # summary (a shard's, by the summary on the driver, which reads the shard folders too)
         record_usage(log_dir)
+        succeeded, _logs = eval_set(tasks, log_dir=str(log_dir), **options)
+        if succeeded:
+            return None
+        failure = served.chat_failure()
+        if failure is not None:
+            return failure
+    return None
 
 
 def agent_settings(spec: RunSpec, model_label: str) -> dict[str, Any]:
