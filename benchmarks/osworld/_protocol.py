@@ -141,7 +141,10 @@ def protocol(run: RunUsed) -> ProtocolRecord:
                 "only by the run's own process; Chrome tasks run on Debian's Chromium launched as "
                 "google-chrome (Chrome's profile folder, first run done, passwords and cookies stored "
                 "without a keyring), its debugging port reached by the run directly, not through the "
-                "task's socat",
+                "task's socat; GNOME's pieces run without gnome-shell (gnome-terminal, nautilus, dconf on "
+                "the session bus, also at /run/user/1000/bus; openbox given GNOME's Ctrl+Alt+T); sudo with "
+                "OSWorld's password is root of a user namespace of the desktop's own uid, so a step's "
+                "sudo apt-get/pip install changes nothing (the package must be here already)",
             ),
             element("data", *_sides(tree, "tasks")),
         ]

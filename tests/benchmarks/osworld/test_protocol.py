@@ -44,6 +44,8 @@ def test_local_desktop_short_waits_and_our_prompt_are_each_named(osworld_root: P
     (environment,) = local.of("environment")
     assert environment.ours.value["browser"].endswith(" in place of Google Chrome")
     assert environment.ours.value["browser"].startswith("Chromium ")
+    # what differs in GNOME's pieces and sudo is said
+    assert "without gnome-shell" in environment.note and "root of a user namespace" in environment.note
     waits = entry.protocol(_used(osworld_root, task_args={"settle_wait": 1.0, "ready_wait": 0.0}))
     assert _differing(waits) == {"harness"} and "settle_wait" in waits.reasons[0]
     ours = entry.protocol(_used(osworld_root, task_args={"prompt": "forge", "observation": "screenshot"}))
