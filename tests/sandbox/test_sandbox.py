@@ -223,6 +223,16 @@ def test_no_sandbox_escape_hatch_warns(tmp_path: Path, caplog: pytest.LogCapture
     assert "WITHOUT a sandbox" in caplog.text
 
 
+def test_links_give_a_path_only_root_could_make(tmp_path: Path) -> None:
+    """OSWorld's session bus at /run/user/1000/bus: /run is root's in the sandbox, the link's target not."""
+    script = "mkdir -p /tmp/rt && echo here > /tmp/rt/bus && cat /run/user/1000/bus && stat -c %a /run/user"
+    result = run(_wait(_spec(tmp_path, ["/bin/sh", "-c", script], links={"/run/user/1000": "/tmp/rt"})))
+    assert result.status == "completed" and result.exit_code == 0, result.stderr
+    assert result.stdout.split() == ["here", "755"]
+    with pytest.raises(UsageError, match="below a top-level folder"):
+        run(_wait(_spec(tmp_path, ["/bin/true"], links={"/run": "/tmp"})))
+
+
 def test_missing_bwrap_names_the_setup_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ForgeError, match="bwrap is not installed") as info:
