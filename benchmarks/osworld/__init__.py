@@ -11,6 +11,7 @@ from forge_eval.benchmarks._benchmark import BENCHMARKS
 from forge_eval.benchmarks.osworld._benchmark import OSWorld
 from forge_eval.benchmarks.osworld._census import CensusRow, census, census_table
 from forge_eval.benchmarks.osworld._client import DesktopClient
+from forge_eval.benchmarks.osworld._container import ContainerDesktop
 from forge_eval.benchmarks.osworld._data import SOURCE, OSWorldTask, data_root, load_tasks
 from forge_eval.benchmarks.osworld._desktop import LocalDesktop, clean_leftovers
 from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
@@ -28,6 +29,7 @@ __all__ = [
     "SOURCE",
     "STEP_CAPS",
     "CensusRow",
+    "ContainerDesktop",
     "DesktopClient",
     "Episode",
     "LocalDesktop",

