@@ -19,20 +19,21 @@ def show_dry_run(
         click.echo(json.dumps(data[0] if len(data) == 1 else {"harnesses": data}, indent=2))
     else:
         click.echo("\n\n".join(describe(p) for p in planned))
-    for blocker in (b for p in planned for b in p.plan.blockers):
-        raise blocker
+    blockers = [b for p in planned for b in p.plan.blockers]
+    if blockers:
+        raise blockers[0]
 
 
 def describe(dry: DryRun) -> str:
     """The plan in words: what runs per seed, the shards, the skipped tasks with their reasons."""
     plan, spec = dry.plan, dry.plan.spec
-    seeds = ", ".join(map(str, spec.seeds))
+    seeds = f"seeds {', '.join(map(str, spec.seeds))}: each" if spec.seeds[1:] else f"seed {spec.seeds[0]}:"
     lines = [
         f"dry run of {plan.benchmark.name} (nothing is started or created)",
         f"harness: {plan.harness}",
         f"model:   {dry.model}",
         *plan.notes,
-        f"seeds {seeds}: each runs {_count(len(dry.task_ids), 'task')} x {_count(dry.epochs, 'epoch')}"
+        f"{seeds} runs {_count(len(dry.task_ids), 'task')} x {_count(dry.epochs, 'epoch')}"
         f" = {dry.samples} samples in all",
         f"tasks:   {plan.n_total} chosen, {len(plan.task_ids)} runnable here, {len(plan.skipped)} skipped"
         + (f", {len(dry.beyond_limit)} left out by --limit {spec.limit}" if dry.beyond_limit else ""),

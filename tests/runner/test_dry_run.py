@@ -11,6 +11,7 @@ import tests.runner._probe_benchmark  # noqa: F401  (registers the "probe" and "
 from forge_eval._cli.main import cli
 from forge_eval._errors import ForgeError, UnknownNameError, UsageError
 from forge_eval.benchmarks import BENCHMARKS, NothingRunnableError
+from forge_eval.rundir import RunDir
 from forge_eval.runner import RunSpec, plan_run, plan_shards
 from tests.conftest import BENCHMARK_DATA, UPSTREAM_TREES, shared_copy
 
@@ -167,3 +168,16 @@ def test_a_harness_matrix_plans_each_harness_in_its_own_run_directory(tmp_path: 
     assert [r["out"] for r in runs] == [str(out / "harnesses" / "react"), str(out / "harnesses" / "codex")]
     assert runs[0]["task_ids"] == runs[1]["task_ids"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_earlier_run_is_read_not_changed(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    marker = RunDir(out).run_marker
+    marker.write_text(json.dumps({"identity": {"benchmark": "forgelab"}, "seeds": [0]}))
+    refused = _invoke("probe", "--out", str(out), "--dry-run").exception
+    assert isinstance(refused, UsageError) and "already holds a different run" in str(refused)
+    marker.write_text(json.dumps({"identity": {"benchmark": "probe"}, "seeds": [0]}))
+    plan, error = _dry_json("probe", "--out", str(out))
+    assert error is None and plan["out_exists"] and plan["finished_before"] == 0
+    assert [p.name for p in out.iterdir()] == [marker.name]
