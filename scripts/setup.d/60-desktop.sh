@@ -25,6 +25,7 @@ APT_PACKAGES=(
   gnome-terminal nautilus dconf-gsettings-backend dconf-service dconf-cli libglib2.0-bin
   gsettings-desktop-schemas gnome-settings-daemon-common gnome-shell-common
   sysstat xsel bc
+  chromium socat  # OSWorld's Chrome tasks (benchmarks/osworld/_chrome.py); also set up by 50/35 for others
 )
 apt_install_missing desktop "${APT_PACKAGES[@]}"
 # The container provider's image (benchmarks/osworld/docker/Dockerfile) runs this script for the same
