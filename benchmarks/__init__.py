@@ -21,8 +21,10 @@ from forge_eval.benchmarks._benchmark import (
     RUN_SET_OPTIONS,
     SAMPLING_KEYS,
     Benchmark,
+    Card,
     OfficialSettings,
     RunUsed,
+    benchmark_table,
     task_set,
 )
 from forge_eval.benchmarks._judge import (
@@ -48,6 +50,7 @@ __all__ = [
     "RUN_SET_OPTIONS",
     "SAMPLING_KEYS",
     "Benchmark",
+    "Card",
     "DataSource",
     "Judge",
     "JudgeSetup",
@@ -57,6 +60,7 @@ __all__ = [
     "RunUsed",
     "Selection",
     "SkipRules",
+    "benchmark_table",
     "benchmark_task",
     "locate_data",
     "parse_verdict",

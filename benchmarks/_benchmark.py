@@ -119,6 +119,21 @@ class OfficialSettings:
 
 
 @dataclass(frozen=True)
+class Card:
+    """What the benchmark tables (README's and the docs') say of a benchmark: one source for both.
+
+    Attributes:
+        runs_here: What runs on a CPU machine like CI's, offline (and with what).
+        comparable: When a run is comparable with published numbers.
+        needs: What it needs beyond forge-eval's install.
+    """
+
+    runs_here: str
+    comparable: str
+    needs: str
+
+
+@dataclass(frozen=True)
 class RunUsed:
     """What a run used: the "ours" side of the protocol record (`Benchmark.protocol`).
 
@@ -208,6 +223,8 @@ class Benchmark:
     official: ClassVar[OfficialSettings] = OfficialSettings()
     #: Task ids of the quick default subset (the README's first command); None = all tasks.
     quick_subset: ClassVar[tuple[str, ...] | None] = None
+    #: The benchmark's row in README's and the docs' tables (`benchmark_table`).
+    card: ClassVar[Card]
     #: What one sample needs on a cluster node beyond a CPU (`desktop`, `browser`, `sandbox` slots): a
     #: shard runs only on a node advertising them (`ray start --resources`), one such sample at a time.
     resources: ClassVar[Mapping[str, float]] = {}
@@ -315,3 +332,18 @@ def _accepted(function: Callable[..., Any], options: dict[str, Any]) -> dict[str
     """The options `function` takes by name (all of them when it takes **kwargs)."""
     names = _parameters(function)
     return dict(options) if names is None else {k: v for k, v in options.items() if k in names}
+
+
+def benchmark_table(link: Callable[[str], str], described: bool = False) -> str:
+    """The table of every benchmark from its `card` (Markdown), each name linked by `link(name)`; with
+    `described`, a column with the benchmark's description."""
+    head = ["benchmark", *(["what it measures"] if described else []), "runs here (CPU, offline)"]
+    head += ["comparable with published numbers", "needs"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name in BENCHMARKS.names():
+        entry = BENCHMARKS.get(name)
+        card = type(entry).card
+        cells = [f"[{name}]({link(name)})", *([entry.description] if described else [])]
+        cells += [card.runs_here, card.comparable, card.needs]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

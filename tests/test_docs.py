@@ -142,3 +142,29 @@ def test_an_undocumented_trials_column_fails_the_build(monkeypatch):
     monkeypatch.delitem(hooks.TRIAL_COLUMN_DOCS, "model_turns")
     with pytest.raises(PluginError, match="model_turns"):
         hooks.trials_columns()
+
+
+def _benchmark_table_script():
+    spec = importlib.util.spec_from_file_location("benchmark_table", ROOT / "scripts" / "benchmark_table.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_readmes_benchmark_table_is_the_one_the_cards_give(tmp_path: Path):
+    """README's table and the docs' are both built from each benchmark's `card`; a stale README fails
+    here (`python scripts/benchmark_table.py` rewrites it)."""
+    script = _benchmark_table_script()
+    readme = tmp_path / "README.md"
+    readme.write_text((ROOT / "README.md").read_text(encoding="utf-8"), encoding="utf-8")
+    assert not script.write(readme), "README's benchmark table is stale: run python scripts/benchmark_table.py"
+    for name in BENCHMARKS.names():
+        assert f"[{name}](benchmarks/{name}/README.md)" in readme.read_text(encoding="utf-8")
+    readme.write_text(readme.read_text().replace("yes, 29 tasks", "yes, 28 tasks"), encoding="utf-8")
+    assert script.write(readme)  # an edited row is put back
+
+
+def test_the_docs_benchmark_table_is_generated(site: Path):
+    html = (site / "benchmarks" / "index.html").read_text(encoding="utf-8")
+    for name in BENCHMARKS.names():
+        assert type(BENCHMARKS.get(name)).card.needs.split(",")[0] in html

@@ -8,7 +8,7 @@ from typing import Any
 
 from inspect_ai.log import EvalLog
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
+from forge_eval.benchmarks._benchmark import Benchmark, Card, OfficialSettings, RunUsed
 from forge_eval.benchmarks.claweval import _protocol
 from forge_eval.benchmarks.claweval._data import data_root, select_tasks
 from forge_eval.benchmarks.claweval._judge import JUDGE, OFFICIAL_JUDGE
@@ -24,6 +24,17 @@ TRIALS = 3
 class ClawEval(Benchmark):
     name = "claweval"
     description = "Claw-Eval: 300 assistant tasks on mock services (mail, calendar, CRM, ...); pass^3, pass@3"
+    card = Card(
+        runs_here=(
+            "128 of 300 tasks (upstream's loop, mock services, sandbox, graders); the 63 live-web ones "
+            "too with `SERP_DEV_KEY` exported online"
+        ),
+        comparable=(
+            "not yet: judge/user models are the run's own, bubblewrap for Docker (its protocol record "
+            "says)"
+        ),
+        needs="upstream's tree, its venv (setup), a judge model",
+    )
     default_harness = DEFAULT_HARNESS
     accepts_data_dir = True
     official = OfficialSettings(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
+from forge_eval.benchmarks._benchmark import Benchmark, Card, OfficialSettings, RunUsed
 from forge_eval.benchmarks.forgelab import _protocol
 from forge_eval.benchmarks.forgelab._data import QUICK_SUBSET, select_tasks
 from forge_eval.benchmarks.forgelab._rollout import rollout_environment
@@ -16,6 +16,11 @@ from forge_eval.rundir import ProtocolRecord
 class Forgelab(Benchmark):
     name = "forgelab"
     description = "offline everyday tool-use tasks: local mail, calendar, tickets, kb, contacts, inventory"
+    card = Card(
+        runs_here="yes, 29 tasks",
+        comparable="yes, run as defined (our own benchmark)",
+        needs="nothing",
+    )
     default_harness = "react"
     official = OfficialSettings(
         trials=3,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
+from forge_eval.benchmarks._benchmark import Benchmark, Card, OfficialSettings, RunUsed
 from forge_eval.benchmarks.mcpatlas import _protocol
 from forge_eval.benchmarks.mcpatlas._judge import JUDGE, OFFICIAL_JUDGE
 from forge_eval.benchmarks.mcpatlas._scoring import PASS_THRESHOLD
@@ -21,6 +21,11 @@ class McpAtlas(Benchmark):
     name = "mcpatlas"
     description = (
         "MCP-Atlas: tool-use tasks over real MCP servers, claim coverage >= 0.75 (paper: 89-task subset)"
+    )
+    card = Card(
+        runs_here="1 of the 10 sample tasks offline (upstream's loop and claim judge)",
+        comparable="not offline: web servers' tools are left out (its protocol record says)",
+        needs="upstream's tree, MCP servers, a judge model",
     )
     default_harness = DEFAULT_HARNESS
     accepts_data_dir = True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
+from forge_eval.benchmarks._benchmark import Benchmark, Card, OfficialSettings, RunUsed
 from forge_eval.benchmarks._selection import Selection
 from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._evaluators import INSTALL_HINT
@@ -36,6 +36,14 @@ def select_tasks(
 class OSWorld(Benchmark):
     name = "osworld"
     description = "OSWorld-Verified: 369 Ubuntu desktop tasks scored by OSWorld's own execution checkers"
+    card = Card(
+        runs_here=(
+            "32 of 369 tasks offline, 232 with task files downloaded (local desktop; upstream's checkers, "
+            "agent and in-VM server)"
+        ),
+        comparable="only on OSWorld's VM provider (KVM)",
+        needs="desktop packages, root",
+    )
     default_harness = "computer"
     # One trial, execution-based scores in [0, 1] (a few metrics are graded), no judge; OSWorld's success
     # rate is the mean of the task results, fractional ones included.

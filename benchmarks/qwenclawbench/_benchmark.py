@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
+from forge_eval.benchmarks._benchmark import Benchmark, Card, OfficialSettings, RunUsed
 from forge_eval.benchmarks.qwenclawbench._data import select_tasks
 from forge_eval.benchmarks.qwenclawbench._judge import JUDGE, OFFICIAL_JUDGE
 from forge_eval.benchmarks.qwenclawbench._protocol import protocol
@@ -24,6 +24,11 @@ RUNS = 3
 class QwenClawBench(Benchmark):
     name = "qwenclawbench"
     description = "QwenClawBench v1.1: 100 OpenClaw workspace tasks, hybrid automated + LLM-judge score"
+    card = Card(
+        runs_here="97 of 100 tasks, with OpenClaw on upstream's config, grading and judge",
+        comparable="not yet: OpenClaw's npm build instead of upstream's image (its protocol record says)",
+        needs="upstream's tree, OpenClaw (npm), a judge model",
+    )
     default_harness = DEFAULT_HARNESS
     accepts_data_dir = True
     official = OfficialSettings(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from forge_eval.benchmarks._benchmark import Benchmark, OfficialSettings, RunUsed
+from forge_eval.benchmarks._benchmark import Benchmark, Card, OfficialSettings, RunUsed
 from forge_eval.benchmarks.web import browser_requirements
 from forge_eval.benchmarks.weblab import _protocol
 from forge_eval.benchmarks.weblab._data import QUICK_SUBSET, select_tasks
@@ -13,6 +13,11 @@ from forge_eval.rundir import ProtocolRecord
 class Weblab(Benchmark):
     name = "weblab"
     description = "offline web tasks in a real browser on six local sites (shop, flights, recipes, wiki, ...)"
+    card = Card(
+        runs_here="yes, 31 tasks (local sites)",
+        comparable="yes, run as defined (our own benchmark)",
+        needs="Chromium, Playwright",
+    )
     default_harness = "molmoweb"
     official = OfficialSettings(trials=1, pass_threshold=1.0, time_limit=DEFAULT_TIME_LIMIT)
     resources = {"browser": 1}

@@ -283,7 +283,15 @@ def embedded_models() -> str:
     return _table(("name", "model", "install the weights"), rows)
 
 
+def benchmark_table() -> str:
+    """Every benchmark's row (its `card`, as in README), linked to its generated page."""
+    from forge_eval.benchmarks import benchmark_table as table
+
+    return table(lambda name: f"{name}.md", described=True)
+
+
 GENERATORS: dict[str, Callable[[], str]] = {
+    "benchmark-table": benchmark_table,
     "results-schema": results_schema,
     "trials-columns": trials_columns,
     "behavior-definitions": behavior_definitions,
