@@ -335,13 +335,15 @@ def _accepted(function: Callable[..., Any], options: dict[str, Any]) -> dict[str
 
 
 def benchmark_table(link: Callable[[str], str], described: bool = False) -> str:
-    """The table of every benchmark from its `card` (Markdown), each name linked by `link(name)`; with
-    `described`, a column with the benchmark's description."""
+    """The table of every benchmark forge-eval ships from its `card` (Markdown), each name linked by
+    `link(name)`; with `described`, a column with the benchmark's description."""
     head = ["benchmark", *(["what it measures"] if described else []), "runs here (CPU, offline)"]
     head += ["comparable with published numbers", "needs"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name in BENCHMARKS.names():
         entry = BENCHMARKS.get(name)
+        if not type(entry).__module__.startswith("forge_eval.benchmarks."):
+            continue  # registered by a plugin or a test, not shipped with forge-eval
         card = type(entry).card
         cells = [f"[{name}]({link(name)})", *([entry.description] if described else [])]
         cells += [card.runs_here, card.comparable, card.needs]
