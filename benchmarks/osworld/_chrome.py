@@ -16,22 +16,32 @@ browser, so the desktop gets:
   connection is kept only while the port is held by Chromium alone, running no code from outside the
   system's read-only folders: the agent may restart the browser (tasks do), not put another program or
   a preloaded library behind the port.
+
+Online, Chromium reaches the live web the way the web benchmarks' browser does: through an egress gate
+(`forge_eval.benchmarks.web.EgressGate`, public addresses only, each checked after DNS) that this run
+serves on the host, which the desktop reaches by a forward on its own loopback (`PROXY_PORT`). The
+launcher points Chromium at it; nothing else in the desktop has a network.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
 import shlex
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any, TypeVar
 
+from forge_eval.benchmarks.web import BrowserConfig, EgressGate, NetworkPolicy
 from forge_eval.sandbox import socket_holders
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Debian's Chromium binary (not /usr/bin/chromium, a shell wrapper that adds Debian's flags).
 CHROMIUM = Path("/usr/lib/chromium/chromium")
@@ -42,6 +52,10 @@ UPSTREAM_PORT = 9222
 #: Google Chrome's profile folder on Linux, where OSWorld's getters read the browser's state.
 PROFILE = ".config/google-chrome"
 LAUNCHER = "google-chrome"
+#: The desktop's own loopback port that leads to the run's egress gate (online only).
+PROXY_PORT = 1080
+#: Seconds the gate waits for a site to accept a connection.
+CONNECT_TIMEOUT_S = 30.0
 #: The tools folder's folder holding Chromium as `chrome`.
 CHROME_DIR = "chrome"
 #: The launcher's own flags: Google Chrome's profile, first run done (OSWorld's image has run Chrome
@@ -82,9 +96,9 @@ def browser_env(desktop_env: Mapping[str, str]) -> dict[str, str]:
     return {k: desktop_env[k] for k in KEPT_ENV if k in desktop_env}
 
 
-def write_launcher(bin_dir: Path, chrome_dir: Path, env: Mapping[str, str]) -> None:
+def write_launcher(bin_dir: Path, chrome_dir: Path, env: Mapping[str, str], egress: bool = False) -> None:
     """`bin_dir/google-chrome`, and Chromium as `chrome_dir/chrome`. The launcher adds the profile folder
-    unless the caller names one.
+    unless the caller names one, and with `egress` the desktop's way to the live web (`PROXY_PORT`).
 
     Chromium names its process after the file it runs from (`prctl(PR_SET_NAME)` with the basename of
     /proc/self/exe, a symbolic link resolved), so `chrome` is a hard link to Chromium's binary, beside
@@ -99,12 +113,13 @@ def write_launcher(bin_dir: Path, chrome_dir: Path, env: Mapping[str, str]) -> N
     except OSError as exc:  # another file system: the process is then named `chromium`
         logger.warning("Chromium runs as 'chromium': the tasks' `pkill chrome` will not end it (%s)", exc)
         (chrome_dir / "chrome").symlink_to(CHROMIUM)
+    flags = [*FLAGS, *([f"--proxy-server=socks5://127.0.0.1:{PROXY_PORT}"] if egress else [])]
     assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
     profile = shlex.quote(f"--user-data-dir={env.get('HOME', '/home/user')}/{PROFILE}")
     script = f"""#!/bin/sh
 # Chromium standing in for Google Chrome (forge-eval's OSWorld local desktop).
 case " $* " in *" --user-data-dir="*) profile= ;; *) profile={profile} ;; esac
-exec /usr/bin/env -i {assignments} {shlex.quote(str(chrome_dir / "chrome"))} $profile {" ".join(FLAGS)} "$@"
+exec /usr/bin/env -i {assignments} {shlex.quote(str(chrome_dir / "chrome"))} $profile {" ".join(flags)} "$@"
 """
     launcher = bin_dir / LAUNCHER
     launcher.write_text(script)
@@ -161,3 +176,28 @@ def run_processes() -> list[int]:
             if int(stat.rsplit(")", 1)[1].split()[1]) == me and os.stat(f"/proc/{entry}").st_uid == uid:
                 pids.append(int(entry))
     return pids
+
+
+class Egress:
+    """The run's egress gate for one desktop (the web benchmarks' policy: public addresses only), served
+    from a thread of its own; `target` is where the desktop's forward connects. The sandbox's bridge
+    to it runs on the same event loop (`run`), which lives as long as the desktop."""
+
+    def __init__(self) -> None:
+        self.gate = EgressGate(NetworkPolicy(BrowserConfig(offline=False)), CONNECT_TIMEOUT_S)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="osworld-egress", daemon=True)
+        self._thread.start()
+        url = asyncio.run_coroutine_threadsafe(self.gate.start(), self._loop).result(30)
+        self.target = url.removeprefix("socks5://")
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """`coroutine`'s result, run on the gate's event loop."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            asyncio.run_coroutine_threadsafe(self.gate.close(), self._loop).result(30)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+        self._loop.close()

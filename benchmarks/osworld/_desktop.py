@@ -22,7 +22,8 @@ Chrome's: by Chromium as `_chrome` launches it). The server runs
 from the read-only tools folder, not dumpable (`_inside/serve.py`), and so does the session that holds
 the desktop together: the agent's uid can neither ptrace them nor take their sockets, and a server it
 kills or stops is a failed read, never a forged one. Nothing in the desktop can reach a host port: it has
-no socket in the host's namespace to connect from.
+no socket in the host's namespace to connect from. Online, one port of its loopback leads to the run's
+egress gate, which connects to public addresses only (`_chrome`: Chromium's way to the live web).
 
 A desktop leaves nothing: `stop()` ends every process of its sandbox and removes its state folder. A run
 killed with SIGKILL takes its sandboxes with it (bubblewrap's --die-with-parent) and leaves its state
@@ -51,13 +52,15 @@ from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.osworld._chrome import (
     CHROME_DIR,
     DEBUG_PORT,
+    PROXY_PORT,
+    Egress,
     browser_env,
     run_processes,
     trusted_browser,
     write_launcher,
 )
 from forge_eval.benchmarks.osworld._client import HOME, DesktopClient
-from forge_eval.benchmarks.osworld._data import data_root
+from forge_eval.benchmarks.osworld._data import data_root, online
 from forge_eval.benchmarks.osworld._inside import INSIDE_DIR
 from forge_eval.sandbox import (
     NetworkNamespace,
@@ -144,6 +147,9 @@ class LocalDesktop:
     _network: NetworkNamespace | None = None
     #: The socket the server listened on at start: the only one the host's requests may reach.
     _server_socket: str | None = None
+    #: Whether Chromium reaches the live web through the run's egress gate (None: when online).
+    egress: bool | None = None
+    _egress: Egress | None = None
     _command: SandboxedCommand | None = None
     _proc: subprocess.Popen[bytes] | None = None
     _keeper: threading.Thread | None = None
@@ -181,6 +187,10 @@ class LocalDesktop:
         home.mkdir()
         for sub in USER_DIRS:
             (home / sub).mkdir()
+        if self.egress is None:
+            self.egress = online()
+        if self.egress:
+            self._egress = Egress()
         tools = self._write_tools()
         session = [SYSTEM_PYTHON, "-s", str(tools / "session.py"), f"--screen={self.width}x{self.height}"]
         # upstream's server, unchanged: `app.run(debug=True, host="0.0.0.0")` on Flask's port 5000, which
@@ -196,8 +206,11 @@ class LocalDesktop:
             hostname="osworld",
             user=dataclasses.replace(user, name="user"),  # OSWorld's user name
             links={UPSTREAM_RUNTIME_DIR: RUNTIME_DIR},
+            forwards={PROXY_PORT: self._egress.target} if self._egress is not None else {},
         )
-        self._command = asyncio.run(sandboxed_command(spec))
+        # the forward's bridge to the egress gate lives on the gate's event loop
+        run = self._egress.run if self._egress is not None else asyncio.run
+        self._command = run(sandboxed_command(spec))
         self._spawn(self._command)
         self._open_channels()
         self.client = DesktopClient("127.0.0.1", self.ports[SERVER_PORT])
@@ -260,7 +273,8 @@ class LocalDesktop:
         (tools / "password").write_text(PASSWORD + "\n")  # the agent's prompt gives it the password too
         self._install_server(tools)
         _set_modes(tools)
-        write_launcher(tools / "bin", tools / CHROME_DIR, browser_env(self._environment(tools)))
+        env = browser_env(self._environment(tools))
+        write_launcher(tools / "bin", tools / CHROME_DIR, env, egress=self._egress is not None)
         (tools / "sudo.py").chmod(0o755)
         return tools
 
@@ -339,13 +353,16 @@ class LocalDesktop:
             self._keeper = None
         self._proc = None
         if self._command is not None:
-            asyncio.run(self._command.close())
+            (self._egress.run if self._egress is not None else asyncio.run)(self._command.close())
             self._command = None
         if self.uid >= 0:
             _kill_uid(self.uid)  # a process that left the sandbox's cgroup would still be the uid's
         for channel in self._channels:
             channel.close()
         self._channels.clear()
+        if self._egress is not None:
+            self._egress.close()
+            self._egress = None
         if self._network is not None:
             self._network.close()
             self._network = None

@@ -36,6 +36,13 @@ APP_PROGRAMS = {
 }
 #: Programs the local desktop brings in its tools folder (the `chrome` rule checks what they need).
 DESKTOP_PROGRAMS = {LAUNCHER: CHROMIUM}
+#: Chrome tasks whose checker passes on Chromium's fresh profile with no action taken (so a score would
+#: say nothing), with why.
+CHROMIUM_PASSES = {
+    "99146c54-4f37-4ab8-9327-5f3291665e1e": "its checker (getter data_delete_automacally) passes with no "
+    "action on Chromium's fresh profile, which holds profile.default_content_setting_values from its first "
+    "start",
+}
 #: Getters that need something the local desktop does not offer, and what.
 UNSUPPORTED_GETTERS = {
     "googledrive_file": "Google Drive",
@@ -139,19 +146,25 @@ def _vs_code(task: OSWorldTask, ctx: SupportContext) -> str | None:
     return None
 
 
+def _uses_chrome(task: OSWorldTask) -> bool:
+    apps = {a.lower() for a in task.raw.get("related_apps", [])}
+    uses = any(s.get("type", "").startswith("chrome_") for s in _steps(task)) or LAUNCHER in " ".join(
+        _commands(task)
+    )
+    return bool(task.domain == "chrome" or uses or apps & {"chrome", "browser"})
+
+
 @_local_only
 def _chrome(task: OSWorldTask, ctx: SupportContext) -> str | None:
     """Chrome tasks run on Debian's Chromium, launched as `google-chrome` (`_chrome`)."""
-    apps = {a.lower() for a in task.raw.get("related_apps", [])}
-    uses = any(s.get("type", "").startswith("chrome_") for s in _steps(task)) or "google-chrome" in " ".join(
-        _commands(task)
-    )
-    if (task.domain == "chrome" or uses or apps & {"chrome", "browser"}) and not CHROMIUM.is_file():
+    if not _uses_chrome(task):
+        return None
+    if not CHROMIUM.is_file():
         return (
             f"needs Chromium (standing in for Google Chrome): {CHROMIUM} is not installed "
             "(apt package chromium, scripts/setup.d/50-chromium.sh)"
         )
-    return None
+    return CHROMIUM_PASSES.get(task.id)
 
 
 def _account(task: OSWorldTask, ctx: SupportContext) -> str | None:
@@ -163,6 +176,29 @@ def _account(task: OSWorldTask, ctx: SupportContext) -> str | None:
 
 @_local_only
 def _live_web(task: OSWorldTask, ctx: SupportContext) -> str | None:
+    """Offline, a task that opens live sites is skipped. Online, the local desktop's Chromium reaches
+    them through the run's egress gate (`_chrome`), the only way out of the desktop: a task whose other
+    programs fetch from the web (wget, curl, pip in its steps) stays skipped."""
+    reason = _web_need(task)
+    if reason is None:
+        return None
+    if not ctx.may_download:
+        return f"{reason}; this machine is offline"
+    if ctx.provider != "local" or not _uses_chrome(task) or _fetches_outside_chrome(task):
+        return f"{reason} from a program other than the local desktop's Chromium"
+    return None
+
+
+def _fetches_outside_chrome(task: OSWorldTask) -> bool:
+    """Whether a setup, postconfig or getter command other than Chrome's launch names a live URL."""
+    return any(
+        not command.startswith(LAUNCHER) and any(_HOSTED_FILES not in u for u in _WEB.findall(command))
+        for command in _commands(task)
+    )
+
+
+def _web_need(task: OSWorldTask) -> str | None:
+    """What of the live web a task's steps, getters or instruction name (None: nothing)."""
     if task.raw.get("proxy"):
         return "needs the live web (task marked proxy: true)"
     text = " ".join(_commands(task)) + " " + str([s for s in _steps(task) if s.get("type") != "download"])

@@ -20,6 +20,7 @@ from forge_eval.benchmarks.web._config import (
     find_executable,
     require_playwright,
 )
+from forge_eval.benchmarks.web._egress import EgressGate
 from forge_eval.benchmarks.web._env import BrowserCrashedError, BrowserSession, WebEnv
 from forge_eval.benchmarks.web._episode import close_episode, open_episode
 from forge_eval.benchmarks.web._live import (
@@ -34,6 +35,7 @@ from forge_eval.benchmarks.web._live import (
     live_web_options,
     live_web_task,
 )
+from forge_eval.benchmarks.web._policy import NetworkPolicy
 from forge_eval.benchmarks.web._tools import browser_tools, observation_content
 from forge_eval.benchmarks.web._trajectory import Observation, Step, Trajectory
 from forge_eval.benchmarks.web._upstream import fara_source, locate_version, molmoweb_source
@@ -52,9 +54,11 @@ __all__ = [
     "BrowserCrashedError",
     "BrowserSession",
     "BrowserUnavailableError",
+    "EgressGate",
     "LiveOptions",
     "LiveProtocol",
     "LiveWebBenchmark",
+    "NetworkPolicy",
     "Observation",
     "Step",
     "Trajectory",

@@ -51,11 +51,12 @@ def test_the_readme_table_is_current(rows: list) -> None:  # type: ignore[type-a
     from forge_eval.benchmarks.osworld import census_table
 
     readme = (ROOT / "benchmarks" / "osworld" / "README.md").read_text(encoding="utf-8")
-    summary = (ROOT / "README.md").read_text(encoding="utf-8")
     script = _script()
     hint = "no longer matches the skip rules: run python scripts/osworld_census.py"
     assert script.with_table(readme, census_table(rows)) == readme, f"benchmarks/osworld/README.md {hint}"
-    assert script.with_counts(summary, rows) == summary, f"README.md's OSWorld counts {hint}"
+    for path in script.SUMMARIES:
+        summary = path.read_text(encoding="utf-8")
+        assert script.with_counts(summary, rows) == summary, f"{path.name}: OSWorld's counts {hint}"
 
 
 def test_the_script_rewrites_a_stale_table(tmp_path: Path, osworld_root: Path, rows: list) -> None:  # type: ignore[type-arg]

@@ -204,3 +204,36 @@ def test_the_debugging_port_refuses_what_the_agent_puts_behind_it(osworld_root: 
         assert (_browser_on(port) or "").startswith("Chrome/")
     finally:
         episode.session.stop()
+
+
+def test_online_chromium_goes_out_through_the_egress_gate_alone(osworld_root: Path, chromium: None) -> None:
+    """Online, the desktop's Chromium reaches the web through the run's egress gate, whose policy (the web
+    benchmarks') refuses private and loopback addresses; the host's loopback stays out of reach."""
+    import http.server
+    import threading
+
+    from playwright.sync_api import Error, sync_playwright
+
+    from forge_eval.benchmarks.osworld import LocalDesktop
+    from forge_eval.benchmarks.osworld._chrome import DEBUG_PORT
+    from forge_eval.benchmarks.osworld.install import desktop_site
+
+    host_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=host_server.serve_forever, daemon=True).start()
+    desktop = LocalDesktop(site_dir=desktop_site(), tree=osworld_root, egress=True).start()
+    try:
+        assert desktop.client is not None and desktop._egress is not None
+        desktop.client.launch(["google-chrome", "--remote-debugging-port=1337"])
+        assert (_browser_on(desktop.ports[DEBUG_PORT]) or "").startswith("Chrome/")
+        with sync_playwright() as p:
+            browser = p.chromium.connect_over_cdp(f"http://127.0.0.1:{desktop.ports[DEBUG_PORT]}")
+            page = browser.contexts[0].new_page()
+            for url in ("http://192.168.77.1:8080/", f"http://127.0.0.1:{host_server.server_port}/"):
+                with pytest.raises(Error):
+                    page.goto(url, timeout=20_000)
+        refusals = desktop._egress.gate.refusals
+        assert "private" in refusals[("192.168.77.1", 8080)], refusals
+    finally:
+        desktop.stop()
+        host_server.shutdown()
+    assert desktop._egress is None
