@@ -13,7 +13,7 @@ from forge_eval.reports import REPORT_SECTIONS, Section, SectionRegistry, build_
 from tests.reports import _synthetic as syn
 from tests.reports._tree import parse
 
-CORE = ["headline", "protocol", "seeds", "heatmap", "tasks", "metadata", "logs"]
+CORE = ["headline", "protocol", "seeds", "noise-floor", "cost", "heatmap", "tasks", "metadata", "logs"]
 
 
 def _section_ids(run_dir: Path, registry: SectionRegistry) -> list[str]:
