@@ -150,7 +150,7 @@ def _matches(step_args: Mapping[str, Any], arguments: Mapping[str, Any]) -> bool
 
 def plan_steps_done(plan: list[Mapping[str, Any]], calls: pd.DataFrame) -> int:
     """How many plan steps some successful call completed: the step's tool, with its argument subset."""
-    ok = calls[~calls["failed"]]
+    ok = calls.loc[~calls["failed"].astype(bool)]  # an empty frame's object column is no mask
     by_tool: dict[str, list[Mapping[str, Any]]] = {}
     for tool, arguments in zip(ok["tool"], ok["arguments"], strict=True):
         by_tool.setdefault(tool, []).append(arguments)

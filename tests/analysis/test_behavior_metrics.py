@@ -243,3 +243,14 @@ def test_plan_step_argument_matching(step_args: dict, call_args: dict, done: boo
     meta = {"services": ["mail"], "required_tools": ["mail_send"], "plan": plan}
     t = read_transcripts([eval_log([sample("a", [turn(Call("mail_send", call_args, "{}"))], metadata=meta)])])
     assert capability_values(t.rollouts, t.calls)["plan_completion"].tolist() == [100.0 * done]
+
+
+def test_a_run_without_any_call_completes_no_plan_step() -> None:
+    """A run whose model never called a tool (a small model's plain answers) has an empty frame of calls,
+    its columns untyped: each plan is 0% done, not an error (the run's report is built from this)."""
+    plan = [{"id": "s", "tool": "mail_send", "args": {}, "description": ""}]
+    meta = {"services": ["mail"], "required_tools": ["mail_send"], "plan": plan}
+    samples = [sample("a", [turn()], metadata=meta), sample("b", [turn()], metadata=meta)]
+    t = read_transcripts([eval_log(samples)])
+    assert t.calls.empty
+    assert capability_values(t.rollouts, t.calls)["plan_completion"].tolist() == [0.0, 0.0]
