@@ -40,6 +40,12 @@ from forge_eval._lazy import lazy_command
     is_flag=True,
     help="Same seed, same text whatever else runs: no prompt cache, one request at a time (slower).",
 )
+@click.option(
+    "--token-ids",
+    is_flag=True,
+    help="Answer return_token_ids requests like vLLM: the prompt rendered with the model's chat template "
+    "and evaluated as token ids, the ids returned (needs transformers and gguf; start-up takes longer).",
+)
 @click.option("--verbose", is_flag=True, help="Log each request's llama.cpp timings to stderr.")
 @click.option("--fd", type=int, default=None, hidden=True, help="Listen on this inherited socket.")
 @click.option("--parent-pid", type=int, default=None, hidden=True, help="Exit when this parent dies.")

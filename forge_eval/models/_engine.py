@@ -90,7 +90,31 @@ class LlamaEngine:
         finally:
             if slot is not None:
                 self._slots.release(slot)
-        if "error" in result:
-            error = result["error"]
-            raise EngineRequestError(int(error.get("code", 500)), result)
-        return result
+        return _checked(result)
+
+    def complete_ids(
+        self, prompt_ids: list[int], sampling: dict[str, Any], messages: list[Any]
+    ) -> dict[str, Any]:
+        """Sample a completion of a prompt given as token ids (llama.cpp evaluates exactly these);
+        `messages` only picks the slot whose cached prompt it extends."""
+        slot = self._slots.acquire(messages)
+        request = {**sampling, "prompt": prompt_ids}
+        try:
+            result = self._server.handle_completions(
+                request if slot is None else {**request, "id_slot": slot}
+            )
+        except ValueError as e:
+            raise EngineRequestError(
+                400, {"error": {"message": str(e), "type": "invalid_request_error"}}
+            ) from e
+        finally:
+            if slot is not None:
+                self._slots.release(slot)
+        return _checked(result)
+
+
+def _checked(result: dict[str, Any]) -> dict[str, Any]:
+    if "error" in result:
+        error = result["error"]
+        raise EngineRequestError(int(error.get("code", 500)), result)
+    return result

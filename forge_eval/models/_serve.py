@@ -18,6 +18,7 @@ from forge_eval.models._engine import LlamaEngine
 from forge_eval.models._server import INSPECT_SERVICE, LOCAL_API_KEY
 from forge_eval.models._socket import bind_socket
 from forge_eval.models._spec import EMBEDDED_MODELS, EmbeddedModelSpec, default_model
+from forge_eval.models._token_ids import TokenIdEngine, load_tokenizer
 
 
 def _exit_when_orphaned(parent_pid: int) -> None:
@@ -45,6 +46,7 @@ def serve(
     parent_pid: int | None = None,
     deterministic: bool = False,
     verbose: bool = False,
+    token_ids: bool = False,
 ) -> None:
     """Load `spec`'s weights and serve them on `sock` until interrupted.
 
@@ -58,15 +60,16 @@ def serve(
         parent_pid: Exit when this process is no longer our parent.
         deterministic: Repeatable seeded sampling at the cost of speed (see `create_app`).
         verbose: Let llama.cpp log each request's timings and slot use to stderr.
+        token_ids: Answer `return_token_ids` requests with engine token ids (`TokenIdEngine`).
     """
     if parent_pid is not None:
         _exit_when_orphaned(parent_pid)
-    engine = LlamaEngine(
-        model_path or spec.weights_path(),
-        threads=threads,
-        n_ctx_per_slot=spec.n_ctx_per_slot,
-        verbose=verbose,
+    weights = model_path or spec.weights_path()
+    engine: LlamaEngine | TokenIdEngine = LlamaEngine(
+        weights, threads=threads, n_ctx_per_slot=spec.n_ctx_per_slot, verbose=verbose
     )
+    if token_ids:
+        engine = TokenIdEngine(engine, load_tokenizer(weights))
     app = create_app(engine, spec.name, request_log, deterministic=deterministic)
     host, port = sock.getsockname()[:2]
     if on_ready is not None:
@@ -82,6 +85,7 @@ def serve_command(
     request_log: Path | None,
     model_path: Path | None,
     deterministic: bool,
+    token_ids: bool,
     verbose: bool,
     fd: int | None,
     parent_pid: int | None,
@@ -99,6 +103,7 @@ def serve_command(
         parent_pid=parent_pid,
         deterministic=deterministic,
         verbose=verbose,
+        token_ids=token_ids,
     )
 
 

@@ -76,6 +76,8 @@ class EmbeddedModelServer:
         startup_timeout: Seconds to wait for `/health`.
         deterministic: Same seed, same text regardless of cache and concurrent requests; turns off
             prompt caching and parallel decoding (slower).
+        token_ids: Answer `return_token_ids` requests with engine token ids, as vLLM does (a trainer's
+            upstream; needs transformers and gguf, and loading the tokenizer slows the start).
     """
 
     def __init__(
@@ -88,6 +90,7 @@ class EmbeddedModelServer:
         model_path: Path | None = None,
         startup_timeout: float = 180.0,
         deterministic: bool = False,
+        token_ids: bool = False,
     ) -> None:
         self.spec = EMBEDDED_MODELS.get(model) if model else default_model()
         self._port = port
@@ -97,6 +100,7 @@ class EmbeddedModelServer:
         self.model_path = model_path
         self.startup_timeout = startup_timeout
         self.deterministic = deterministic
+        self.token_ids = token_ids
         self._proc: subprocess.Popen[bytes] | None = None
         self._temp_log_dir: Path | None = None
         self._bound_port: int | None = None
@@ -178,6 +182,8 @@ class EmbeddedModelServer:
             command += ["--model-path", str(self.model_path)]
         if self.deterministic:
             command.append("--deterministic")
+        if self.token_ids:
+            command.append("--token-ids")
         with self.log_file.open("ab") as log:
             self._proc = subprocess.Popen(
                 command,
