@@ -141,7 +141,9 @@ def protocol(run: RunUsed) -> ProtocolRecord:
                 "only by the run's own process; Chrome tasks run on Debian's Chromium launched as "
                 "google-chrome (Chrome's profile folder, first run done, passwords and cookies stored "
                 "without a keyring), its debugging port reached by the run directly, not through the "
-                "task's socat; GNOME's pieces run without gnome-shell (gnome-terminal, nautilus, dconf on "
+                "task's socat, and online it reaches the live web through the run's egress gate (public "
+                "addresses only; no proxy for the tasks marked proxy: true); GNOME's pieces run without "
+                "gnome-shell (gnome-terminal, nautilus, dconf on "
                 "the session bus, also at /run/user/1000/bus; openbox given GNOME's Ctrl+Alt+T); sudo with "
                 "OSWorld's password is root of a user namespace of the desktop's own uid, so a step's "
                 "sudo apt-get/pip install changes nothing (the package must be here already)",

@@ -184,8 +184,10 @@ def _live_web(task: OSWorldTask, ctx: SupportContext) -> str | None:
         return None
     if not ctx.may_download:
         return f"{reason}; this machine is offline"
-    if ctx.provider != "local" or not _uses_chrome(task) or _fetches_outside_chrome(task):
-        return f"{reason} from a program other than the local desktop's Chromium"
+    if ctx.provider != "local":
+        return f"{reason}; only the local desktop has a way to it (the run's egress gate)"
+    if not _uses_chrome(task) or _fetches_outside_chrome(task):
+        return f"{reason} from a program other than Chromium, the only one with a way to it"
     return None
 
 
