@@ -24,6 +24,10 @@ from forge_eval._files import write_text
 USAGE_LEDGER = "usage-ledger.jsonl"
 #: What identifies an attempt (the same attempt found in two logs is one attempt).
 USAGE_KEY = "attempt"
+_HINT = (
+    f"{USAGE_LEDGER} is written by `forge-eval run`; move the damaged file away and re-run the same command "
+    "(attempts still in the logs are recorded again; those only in the damaged file are lost)"
+)
 
 
 def read_usage_ledger(log_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
@@ -49,9 +53,3 @@ def write_usage_ledger(folder: str | os.PathLike[str], rows: dict[str, dict[str,
     """Write `folder`'s ledger with `rows` (atomically, sorted by key: the same rows give the same file)."""
     text = "".join(json.dumps(rows[key], sort_keys=True) + "\n" for key in sorted(rows))
     return write_text(Path(folder) / USAGE_LEDGER, text)
-
-
-_HINT = (
-    f"{USAGE_LEDGER} is written by `forge-eval run`; move the damaged file away and re-run the same command "
-    "(attempts still in the logs are recorded again; those only in the damaged file are lost)"
-)
