@@ -28,7 +28,7 @@ from forge_eval.training.ablation._summary import summarize
 from forge_eval.training.credit import CREDIT_VARIANTS
 
 ABLATION_FILE = "ablation.json"
-_POLICY_SETTINGS = ("lr", "ppo_epochs", "entropy_coeff", "min_lr_ratio")  # None: the policy's own
+POLICY_SETTINGS = ("lr", "ppo_epochs", "entropy_coeff", "min_lr_ratio")  # None: the policy's own
 CONFIG_FILE = "ablation-config.json"
 # a variant's step time relative to the others' (measured; 1 where absent): broadcast trains the planner's
 # and the subagent's tokens as well as the actions', three rows per rollout where the others train one
@@ -95,9 +95,7 @@ class AblationConfig:
             f.name: getattr(self, f.name)
             for f in fields(RunConfig)
             if hasattr(self, f.name) and f.name not in ("variant", "seed", "loss_agg")
-        } | {
-            k: getattr(policy, k) if getattr(self, k) is None else getattr(self, k) for k in _POLICY_SETTINGS
-        }
+        } | {k: getattr(policy, k) if getattr(self, k) is None else getattr(self, k) for k in POLICY_SETTINGS}
         return [
             RunConfig(variant=v, seed=self.seed_base + k, loss_agg=mode, **shared)
             for mode in self.loss_agg
@@ -240,7 +238,7 @@ def write_summary(
         "kind": "credit-ablation",
         "command": command,
         # the settings a run resolved from its policy (None in the command means "the policy's own")
-        "config": _settings(config) | {k: getattr(run_configs[0], k) for k in _POLICY_SETTINGS},
+        "config": _settings(config) | {k: getattr(run_configs[0], k) for k in POLICY_SETTINGS},
         "heldout_tasks": next(iter(results.values()))["heldout"],
         "runs": runs,
         "by_loss_agg": by_mode,
