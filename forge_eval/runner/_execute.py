@@ -45,7 +45,7 @@ from forge_eval.rundir import (
     write_results,
     write_trials,
 )
-from forge_eval.runner._model import ResolvedModel, resolved_model
+from forge_eval.runner._model import ModelServing, ResolvedModel, resolved_model
 from forge_eval.runner._plan import RunPlan, plan_run
 from forge_eval.runner._progress import RunProgress, error_line, finished_samples, run_progress
 from forge_eval.runner._provenance import git_revision, versions
@@ -298,9 +298,11 @@ def _max_tasks(plan: RunPlan, model: ResolvedModel, n_tasks: int) -> int:
     return 1 if model.embedded and external else n_tasks
 
 
-def serve_roles(plan: RunPlan, model: ResolvedModel, stack: ExitStack) -> dict[str, Any] | None:
-    """The Inspect model roles of the run: the judge and `--model-role`s, an embedded model served here
-    (once per model: roles bound to the same one share its server)."""
+def serve_roles(
+    plan: RunPlan, model: ResolvedModel, stack: ExitStack, serve: ModelServing = resolved_model
+) -> dict[str, Any] | None:
+    """The Inspect model roles of the run: the judge and `--model-role`s, an embedded model served by
+    `serve` (once per model: roles bound to the same one share its server)."""
     names = dict(plan.spec.model_roles)
     if plan.spec.judge is not None and plan.judge_role is not None:
         names[plan.judge_role] = plan.spec.judge
@@ -313,7 +315,7 @@ def serve_roles(plan: RunPlan, model: ResolvedModel, stack: ExitStack) -> dict[s
         if model.embedded and model.label == EMBEDDED_MODELS.get(name).name:
             served[name] = model
         elif name not in served:
-            served[name] = stack.enter_context(resolved_model(name, deterministic=plan.spec.deterministic))
+            served[name] = stack.enter_context(serve(name, deterministic=plan.spec.deterministic))
         roles[role] = served[name].get_model(role=role)
     return roles or None
 

@@ -10,8 +10,8 @@ import inspect
 import os
 import re
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -337,3 +337,8 @@ def resolved_model(
             base_url=ref.base_url,
             model_args={**ref.model_args, **(model_args or {})},
         )
+
+
+#: How a run gets its model: `resolved_model`'s arguments to a block that yields it (a cluster node may
+#: hand its shards one embedded server instead of one each).
+ModelServing = Callable[..., AbstractContextManager[ResolvedModel]]

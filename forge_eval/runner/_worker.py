@@ -26,7 +26,7 @@ from forge_eval._errors import ForgeError
 from forge_eval.harnesses import harness_settings
 from forge_eval.rundir import RunDir
 from forge_eval.runner._execute import eval_options, run_eval_set, serve_roles
-from forge_eval.runner._model import resolved_model
+from forge_eval.runner._model import ModelServing, resolved_model
 from forge_eval.runner._plan import plan_run
 from forge_eval.runner._shards import Shard, read_shard_files, shard_dir, write_shard_files
 from forge_eval.runner._spec import RunSpec
@@ -95,8 +95,9 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def run_shard(job: ShardJob) -> ShardOutcome:
-    """Run one shard (see the module doc); errors a user can meet come back in `ShardOutcome.error`."""
+def run_shard(job: ShardJob, serve: ModelServing = resolved_model) -> ShardOutcome:
+    """Run one shard (see the module doc); errors a user can meet come back in `ShardOutcome.error`.
+    `serve` gives the shard its models (by default, an embedded model's server of its own)."""
     started, shard = _now(), job.shard
     with ExitStack() as stack:
         if job.shared:
@@ -107,7 +108,7 @@ def run_shard(job: ShardJob) -> ShardOutcome:
             folder, records = work / "logs", work / "records"
         write_shard_files(folder, job.files)
         try:
-            error = _run(job, folder, records, stack)
+            error = _run(job, folder, records, stack, serve)
         except ForgeError as e:
             error = e.message
         files = {} if job.shared else read_shard_files(folder)
@@ -116,13 +117,11 @@ def run_shard(job: ShardJob) -> ShardOutcome:
     return ShardOutcome(shard.key, host, host, started, _now(), error, files, kept)
 
 
-def _run(job: ShardJob, folder: Path, records: Path, stack: ExitStack) -> str | None:
+def _run(job: ShardJob, folder: Path, records: Path, stack: ExitStack, serve: ModelServing) -> str | None:
     spec, shard = job.spec, job.shard
     plan = plan_run(spec)
-    model = stack.enter_context(
-        resolved_model(spec.model, spec.model_base_url, plan.model_args, spec.deterministic)
-    )
-    roles = serve_roles(plan, model, stack)
+    model = stack.enter_context(serve(spec.model, spec.model_base_url, plan.model_args, spec.deterministic))
+    roles = serve_roles(plan, model, stack, serve)
     stack.enter_context(harness_settings(records, sandbox=not spec.no_sandbox, lean=model.embedded))
     task = plan.benchmark.task(seed=shard.seed, harness=plan.harness, **plan.options)
     wanted = set(shard.task_ids)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +22,7 @@ from typing import Any
 import pandas as pd
 import psutil
 import pytest
+from inspect_ai.log import read_eval_log
 
 from forge_eval._errors import ForgeError
 from forge_eval.runner import RunSpec, plan_run
@@ -236,3 +238,26 @@ def _prompts() -> dict[str, str]:
 
     samples = BENCHMARKS.get("forgelab").load(task_ids=",".join(BENCHMARKS.get("forgelab").quick_subset))
     return {str(s.input): str(s.id) for s in samples}
+
+
+def test_the_embedded_model_is_served_once_per_node(cluster, tmp_path: Path) -> None:
+    """Four shards of an embedded-model run on two nodes: each node's shards share one server on the
+    node's loopback (the logs name its URL), and no server outlives the run."""
+    made, _plain, _browser = cluster
+    # a few tokens a reply keep the samples short: what is measured is where the model is served
+    spec = RunSpec("forgelab", (0, 1), tmp_path / "ray", epochs=1, model="smollm2", limit=2, max_tokens=8)
+    results = _run(spec, executor_for(f"ray:{made.address}"), shards=4)
+    assert results["status"] == "complete"
+    shards = _shards(tmp_path / "ray")
+    assert len(shards) == 4
+    urls: dict[str, set[str]] = {}
+    for key, shard in shards.items():
+        (log,) = (tmp_path / "ray" / "logs" / "shards" / key).glob("*.eval")
+        url = read_eval_log(str(log), header_only=True).eval.model_base_url
+        assert url.startswith("http://127.0.0.1:")
+        urls.setdefault(shard["node"], set()).add(url)
+    assert all(len(served) == 1 for served in urls.values()), urls
+    assert len({u for served in urls.values() for u in served}) == len(urls)
+    for url in {u for served in urls.values() for u in served}:
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1].split("/")[0])), timeout=2)
