@@ -38,7 +38,7 @@ class OSWorld(Benchmark):
     description = "OSWorld-Verified: 369 Ubuntu desktop tasks scored by OSWorld's own execution checkers"
     card = Card(
         runs_here=(
-            "48 of 369 tasks offline, 258 with task files downloaded (local desktop; upstream's checkers, "
+            "47 of 369 tasks offline, 311 online (local desktop; upstream's checkers, "
             "agent and in-VM server)"
         ),
         comparable="only on OSWorld's VM provider (KVM)",
