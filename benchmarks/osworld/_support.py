@@ -39,9 +39,8 @@ DESKTOP_PROGRAMS = {LAUNCHER: CHROMIUM}
 #: Chrome tasks whose checker passes on Chromium's fresh profile with no action taken (so a score would
 #: say nothing), with why.
 CHROMIUM_PASSES = {
-    "99146c54-4f37-4ab8-9327-5f3291665e1e": "its checker (getter data_delete_automacally) passes with no "
-    "action on Chromium's fresh profile, which holds profile.default_content_setting_values from its first "
-    "start",
+    "99146c54-4f37-4ab8-9327-5f3291665e1e": "its checker passes with no action on Chromium's fresh profile "
+    "(getter data_delete_automacally: the profile holds default_content_setting_values from its first start)",
 }
 #: Getters that need something the local desktop does not offer, and what.
 UNSUPPORTED_GETTERS = {
