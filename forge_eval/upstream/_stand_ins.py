@@ -1,0 +1,68 @@
+"""Stand-in modules: what upstream code imports by a name that is not (or must not be) ours, given to it only
+while it loads or runs.
+
+Upstream's files import their siblings by package paths that exist only in upstream's layout, and
+third-party modules whose import-time effects would change this process (or that forge-eval replaces).
+Both get the same treatment: modules put in `sys.modules` under the names upstream asks for, and taken out
+again afterwards, so that nothing of forge-eval (or another tree) ever sees them. No library imports a
+module against a substitute `sys.modules` and gives it back afterwards, hence this module.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from types import ModuleType
+from typing import Any
+
+
+def stand_in(name: str, *, package: bool = False, **attributes: Any) -> ModuleType:
+    """A module `name` holding `attributes`; a `package` (empty `__path__`) so that its submodules import."""
+    module = ModuleType(name)
+    module.__dict__.update(attributes)
+    if package:
+        module.__path__ = []
+    return module
+
+
+@contextmanager
+def modules_in_place(modules: Mapping[str, ModuleType]) -> Iterator[None]:
+    """`modules` in `sys.modules` under their names for a while; what was there before is given back."""
+    saved = {name: sys.modules.get(name) for name in modules}
+    sys.modules.update(modules)
+    try:
+        yield
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = old
+
+
+class _NullFileHandler(logging.NullHandler):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+
+@contextmanager
+def stand_ins(modules: Mapping[str, ModuleType]) -> Iterator[None]:
+    """`modules` in place (`modules_in_place`) and the process-wide setup calls upstream's top level makes
+    inert while it runs: `logging.basicConfig` / `FileHandler` (would reconfigure our root logger, write a
+    log in the working directory), `warnings.filterwarnings` and bytecode files (upstream's tree stays as
+    pinned). Everything is given back afterwards."""
+    saved = (logging.basicConfig, logging.FileHandler, warnings.filterwarnings)
+    bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    logging.basicConfig = lambda *a, **k: None  # type: ignore[assignment]
+    logging.FileHandler = _NullFileHandler  # type: ignore[assignment,misc]
+    warnings.filterwarnings = lambda *a, **k: None  # type: ignore[assignment]
+    try:
+        with modules_in_place(modules):
+            yield
+    finally:
+        logging.basicConfig, logging.FileHandler, warnings.filterwarnings = saved  # type: ignore[misc]
+        sys.dont_write_bytecode = bytecode
