@@ -20,7 +20,7 @@ import pandas as pd
 
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval.benchmarks._acquire import DataSource, locate_data
-from forge_eval.harnesses import ATLAS_SCORES_FILE
+from forge_eval.upstream import ATLAS_SCORES_FILE
 
 COLUMNS = ("TASK", "ENABLED_TOOLS", "PROMPT", "TRAJECTORY", "GTFA_CLAIMS")
 SAMPLE_FILE = "sample_tasks.csv"

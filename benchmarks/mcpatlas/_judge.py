@@ -23,8 +23,8 @@ from inspect_ai.model import GenerateConfig, Model, ResponseSchema, get_model, m
 from inspect_ai.util import JSONSchema
 
 from forge_eval.benchmarks._judge import JUDGE_ROLE, JudgeSetup
-from forge_eval.harnesses import ATLAS_SCORES_FILE, atlas_import_file, atlas_litellm_shim, atlas_private_name
 from forge_eval.rundir import Upstream
+from forge_eval.upstream import ATLAS_SCORES_FILE, atlas_import_file, atlas_litellm_shim, atlas_private_name
 
 OFFICIAL_JUDGE = "google/gemini-2.5-pro"
 #: Upstream's scoring defaults (its command line): claims judged at once, pause after each call.

@@ -21,14 +21,7 @@ from forge_eval.benchmarks.mcpatlas._judge import OFFICIAL_JUDGE, prompt_source
 from forge_eval.benchmarks.mcpatlas._scoring import PASS_THRESHOLD
 from forge_eval.benchmarks.mcpatlas._servers import paper_subset
 from forge_eval.benchmarks.mcpatlas._task import DEFAULT_HARNESS, SEEDED_DATA, seeded_data
-from forge_eval.harnesses import (
-    ATLAS_LOOP_PACKAGE,
-    ATLAS_SCORES_FILE,
-    ATLAS_SCRIPT_FILE,
-    HARNESSES,
-    atlas_import_file,
-    atlas_private_name,
-)
+from forge_eval.harnesses import HARNESSES
 from forge_eval.rundir import (
     NotRecorded,
     NotUsed,
@@ -40,6 +33,13 @@ from forge_eval.rundir import (
     element,
     sha256_files,
     sha256_text,
+)
+from forge_eval.upstream import (
+    ATLAS_LOOP_PACKAGE,
+    ATLAS_SCORES_FILE,
+    ATLAS_SCRIPT_FILE,
+    atlas_import_file,
+    atlas_private_name,
 )
 
 #: sha256 of upstream's files at b290e67 (files: their bytes; folders: `sha256_files`).

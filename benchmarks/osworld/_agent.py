@@ -30,8 +30,8 @@ from inspect_ai.model import ChatMessageAssistant, Model, get_model
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.osworld._evaluators import import_tree_package, tree_imports
+from forge_eval.harnesses import to_inspect
 from forge_eval.harnesses.computer import Decision, Observation
-from forge_eval.harnesses.upstream import to_inspect
 
 AGENT_PATH = "mm_agents/agent.py"
 PROMPTS_PATH = "mm_agents/prompts.py"

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from forge_eval._errors import ForgeError
-from forge_eval.harnesses.upstream import exec_package
+from forge_eval.upstream import exec_package
 
 #: The package the tree holds, and a file that proves a folder is an OSWorld tree with its code.
 PACKAGE = "desktop_env"

@@ -23,12 +23,6 @@ from inspect_ai.tool import Tool
 from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
 from forge_eval.harnesses._atlas_loop import AtlasLoopHarness, atlas_loop
-from forge_eval.harnesses._atlas_upstream import LOOP_PACKAGE as ATLAS_LOOP_PACKAGE
-from forge_eval.harnesses._atlas_upstream import SCORES_FILE as ATLAS_SCORES_FILE
-from forge_eval.harnesses._atlas_upstream import SCRIPT_FILE as ATLAS_SCRIPT_FILE
-from forge_eval.harnesses._atlas_upstream import import_file as atlas_import_file
-from forge_eval.harnesses._atlas_upstream import litellm_shim as atlas_litellm_shim
-from forge_eval.harnesses._atlas_upstream import private_name as atlas_private_name
 from forge_eval.harnesses._claude_code import ClaudeCodeHarness
 from forge_eval.harnesses._claw_loop import ClawLoopHarness
 from forge_eval.harnesses._codex import CodexHarness
@@ -37,6 +31,7 @@ from forge_eval.harnesses._external import ExternalHarness, Launch, ProxyEndpoin
 from forge_eval.harnesses._facts import EXIT_CODE, HarnessFacts, TaggingCues, ToolUse
 from forge_eval.harnesses._harness import Harness
 from forge_eval.harnesses._lookup import facts_among
+from forge_eval.harnesses._messages import to_inspect
 from forge_eval.harnesses._npm import NpmPackage, ensure_installed, npm_prefix
 from forge_eval.harnesses._openclaw import OpenClawHarness
 from forge_eval.harnesses._react import ReactHarness
@@ -106,9 +101,6 @@ def facts_for(name: str | None) -> HarnessFacts:
 
 
 __all__ = [
-    "ATLAS_LOOP_PACKAGE",
-    "ATLAS_SCORES_FILE",
-    "ATLAS_SCRIPT_FILE",
     "ENTRY_POINT_GROUP",
     "EXIT_CODE",
     "HARNESSES",
@@ -133,10 +125,7 @@ __all__ = [
     "TaskEnvironment",
     "ToolUse",
     "UnloadableHarness",
-    "atlas_import_file",
-    "atlas_litellm_shim",
     "atlas_loop",
-    "atlas_private_name",
     "current_settings",
     "ensure_installed",
     "epoch_seed_for",
@@ -148,4 +137,5 @@ __all__ = [
     "release_workspace",
     "seed_per_epoch",
     "serve_tools",
+    "to_inspect",
 ]

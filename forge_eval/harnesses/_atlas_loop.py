@@ -44,14 +44,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from forge_eval._errors import ForgeError
-from forge_eval.harnesses._atlas_upstream import (
-    LOOP_PACKAGE,
-    SCRIPT_FILE,
-    import_file,
-    import_package,
-    litellm_shim,
-    private_name,
-)
 from forge_eval.harnesses._external import _keep_records
 from forge_eval.harnesses._harness import Harness
 from forge_eval.harnesses._settings import current_settings
@@ -63,6 +55,14 @@ from forge_eval.proxy import (
     create_control_app,
     serve_in_task,
 )
+from forge_eval.upstream import (
+    ATLAS_LOOP_PACKAGE,
+    ATLAS_SCRIPT_FILE,
+    atlas_import_file,
+    atlas_import_package,
+    atlas_litellm_shim,
+    atlas_private_name,
+)
 
 #: upstream v1's turn cap (`RunAgentAPIRequestBody.max_turns`).
 MAX_TURNS = 20
@@ -73,9 +73,15 @@ _ENDPOINTS: ContextVar[dict[str, str]] = ContextVar("atlas_endpoints")
 
 
 async def _acompletion(
-    *, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-    api_key: str | None = None, api_base: str | None = None, timeout: float | None = None,
-    extra_body: dict[str, Any] | None = None, **_: Any,
+    *,
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+    api_key: str | None = None,
+    api_base: str | None = None,
+    timeout: float | None = None,
+    extra_body: dict[str, Any] | None = None,
+    **_: Any,
 ) -> Any:
     """litellm's OpenAI-compatible call as upstream's loop makes it (one attempt: upstream's retries are
     the whole run's), sent to `api_base`: the sample's proxy."""
@@ -112,11 +118,11 @@ class _SampleConfig:
 @cache
 def loop_modules(tree: Path) -> dict[str, ModuleType]:
     """Upstream's `mcp_completion` package of `tree` (imported once per tree), its config per sample."""
-    modules = import_package(
+    modules = atlas_import_package(
         tree,
-        LOOP_PACKAGE,
-        private_name(tree, "mcp_completion"),
-        litellm_shim(_acompletion),
+        ATLAS_LOOP_PACKAGE,
+        atlas_private_name(tree, "mcp_completion"),
+        atlas_litellm_shim(_acompletion),
         ("config", "llm", "agent_eval", "mcp_client.sandbox_client", "main"),
     )
     config = _SampleConfig(modules["config"].config)
@@ -127,7 +133,8 @@ def loop_modules(tree: Path) -> dict[str, ModuleType]:
 
 def completion_script(tree: Path, server_url: str) -> ModuleType:
     """Upstream's completion script, one instance per sample (its `SERVER_URL` is a module global)."""
-    script = import_file(tree, SCRIPT_FILE, private_name(tree, f"script_{uuid4().hex[:8]}"), {})
+    name = atlas_private_name(tree, f"script_{uuid4().hex[:8]}")
+    script = atlas_import_file(tree, ATLAS_SCRIPT_FILE, name, {})
     script.SERVER_URL = server_url
     return script
 
@@ -191,8 +198,13 @@ async def _proxied(state: TaskState, run: Callable[[str, str], Awaitable[None]])
         control = HttpProxyControl.in_process(create_control_app(app), str(config.admin_key))
         async with serve_in_task(app) as proxy_url:
             created = await control.create_rollout(
-                {"rollout_id": rollout_id, "task_id": str(state.sample_id), "epoch": state.epoch,
-                 "harness": AtlasLoopHarness.name, "mode": "eval"}
+                {
+                    "rollout_id": rollout_id,
+                    "task_id": str(state.sample_id),
+                    "epoch": state.epoch,
+                    "harness": AtlasLoopHarness.name,
+                    "mode": "eval",
+                }
             )
             await run(f"{proxy_url}{created.base_path}/v1", created.api_key)
             await control.release(rollout_id)

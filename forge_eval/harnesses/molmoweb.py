@@ -55,8 +55,8 @@ from PIL import Image
 from forge_eval._errors import ForgeError
 from forge_eval.harnesses._facts import HarnessFacts, TaggingCues
 from forge_eval.harnesses._harness import Harness
-from forge_eval.harnesses.upstream import load_module, upstream_imports
 from forge_eval.models import EMBEDDED_MODELS
+from forge_eval.upstream import load_module, upstream_imports
 
 #: Text history the text variant's model sees.
 MAX_PAST_STEPS = 10
@@ -193,10 +193,10 @@ def upstream_agent(tree: Path) -> Any:
     """A fresh `MultimodalAgent` of MolmoWeb's tree built as its runner builds it (`runner_settings`); its
     model calls go to `predictor`, which the loop replaces."""
     imports = tuple((name, tree / path) for name, path in _AGENT_IMPORTS)
-    module = load_module(tree / AGENT_FILE, imports)
+    module = load_module(tree / AGENT_FILE, imports, extra="web")
     settings = runner_settings(tree)
     chosen = {k: settings[k] for k in ("system_message", *_AGENT_SETTINGS)}
-    with upstream_imports(((_BACKENDS_IMPORT[0], tree / _BACKENDS_IMPORT[1]),)):
+    with upstream_imports(((_BACKENDS_IMPORT[0], tree / _BACKENDS_IMPORT[1]),), extra="web"):
         return module.MultimodalAgent(
             endpoint_or_checkpoint="forge-eval:inspect", inference_mode="fastapi", **chosen
         )

@@ -33,7 +33,7 @@ from forge_eval.harnesses.molmoweb import (
     molmoweb_agent,
     upstream_observation,
 )
-from forge_eval.harnesses.upstream import load_module
+from forge_eval.upstream import load_module
 
 TREE_NAME = "allenai+molmoweb@6a841b4"
 
@@ -98,6 +98,7 @@ def upstream_prompt(tree: Path, obs: Obs, goal: str) -> tuple[str, Any]:
     module = load_module(
         tree / AGENT_FILE,
         (("agent.actions", tree / "agent/actions.py"), ("agent.utils", tree / "agent/utils.py")),
+        extra="web",
     )
     agent = module.MultimodalAgent.__new__(module.MultimodalAgent)
     defaults = {
@@ -163,7 +164,7 @@ def test_first_request_is_molmowebs_template_and_sampling(tmp_path: Path, upstre
 
 def test_type_at_a_point_becomes_click_select_type_enter(upstream_trees: Path) -> None:
     tree = upstream_trees / TREE_NAME
-    actions = load_module(tree / "agent/actions.py")
+    actions = load_module(tree / "agent/actions.py", extra="web")
     steps = episode_actions(actions.GeminiTypeTextAt(x=10, y=20, text="kettle"))
     assert [s["name"] for s in steps] == ["mouse_click", "keyboard_press", "keyboard_type", "keyboard_press"]
     recorded, parts = episode_step(actions.GeminiTypeTextAt(x=10, y=20, text="kettle"))

@@ -38,8 +38,9 @@ from forge_eval.benchmarks.web.judges._common import (
     judge_metadata,
     resolve_view,
 )
-from forge_eval.harnesses.upstream import load_module, to_inspect
+from forge_eval.harnesses import to_inspect
 from forge_eval.rundir import sha256_files
+from forge_eval.upstream import load_module
 
 _SRC = "webeval/src/webeval/benchmarks/om2w/impl/src"
 JUDGE_FILE = f"{_SRC}/methods/webjudge_online_mind2web.py"
@@ -59,8 +60,8 @@ _REASONING = re.compile(r"(^|/)o\d")
 
 def judge_modules(tree: Path) -> tuple[ModuleType, ModuleType]:
     """Upstream's WebJudge module and its utils (engine defaults, image encoding, verdict rule)."""
-    utils = load_module(tree / UTILS_FILE)
-    methods = load_module(tree / JUDGE_FILE, ((UTILS_MODULE, tree / UTILS_FILE),))
+    utils = load_module(tree / UTILS_FILE, extra="web")
+    methods = load_module(tree / JUDGE_FILE, ((UTILS_MODULE, tree / UTILS_FILE),), extra="web")
     return methods, utils
 
 

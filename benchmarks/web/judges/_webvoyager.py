@@ -37,8 +37,9 @@ from forge_eval.benchmarks.web.judges._common import (
     judge_metadata,
     resolve_view,
 )
-from forge_eval.harnesses.upstream import load_module, to_inspect
+from forge_eval.harnesses import to_inspect
 from forge_eval.rundir import sha256_text
+from forge_eval.upstream import load_module
 
 JUDGE_FILE = "evaluation/auto_eval.py"
 SCRIPT_FILE = "evaluation/run_eval.sh"
@@ -55,7 +56,7 @@ class _JudgeCallFailed(BaseException):
 
 
 def judge_module(tree: Path) -> ModuleType:
-    return load_module(tree / JUDGE_FILE)
+    return load_module(tree / JUDGE_FILE, extra="web")
 
 
 def attached_screenshots(tree: Path) -> int:

@@ -45,7 +45,7 @@ from forge_eval.benchmarks.web.judges import (
     run_webjudge,
     webjudge,
 )
-from forge_eval.harnesses.upstream import load_module
+from forge_eval.upstream import load_module
 from tests.benchmarks.web._scripted import reply
 
 
@@ -154,7 +154,7 @@ class CapturingClient:
 def upstream_webvoyager_request(tree: Path, traj: Trajectory, question: str, img_num: int) -> dict[str, Any]:
     """What upstream's auto_eval_by_gpt4v sends for this episode, written as WebVoyager's agent writes
     its results folder (task message, ANSWER action, screenshot<N>.png)."""
-    module = load_module(tree / _webvoyager.JUDGE_FILE)
+    module = load_module(tree / _webvoyager.JUDGE_FILE, extra="web")
     with tempfile.TemporaryDirectory() as folder:
         before, after, answer_marker = _webvoyager.results_format(module)
         msgs = [
@@ -209,7 +209,7 @@ def test_webvoyager_judge_sends_upstreams_request_byte_for_byte(upstream_trees: 
     assert normalized(sent) == normalized(expected["messages"])
     assert (
         isinstance(sent[0], ChatMessageSystem)
-        and sent[0].text == load_module(tree / _webvoyager.JUDGE_FILE).SYSTEM_PROMPT
+        and sent[0].text == load_module(tree / _webvoyager.JUDGE_FILE, extra="web").SYSTEM_PROMPT
     )
     images = [p for p in normalized(sent)[1][1] if p[0] == "image"]
     assert (
@@ -235,7 +235,7 @@ def test_webvoyager_verdict_is_upstreams_test(
     """A response-only answer (no screenshot shows the price) reaches the judge with upstream's rule 2,
     which tells it to believe the response; the verdict is upstream's "NOT SUCCESS" / "SUCCESS" test."""
     tree = locate_tree(WEBVOYAGER_TREE, upstream_trees)
-    system = load_module(tree / _webvoyager.JUDGE_FILE).SYSTEM_PROMPT
+    system = load_module(tree / _webvoyager.JUDGE_FILE, extra="web").SYSTEM_PROMPT
     assert (
         "2) The content in the Result response is not mentioned on the screenshot, choose to believe"
         in system
@@ -320,7 +320,7 @@ def test_webjudge_sends_upstreams_messages_and_keeps_the_first_50_rated_3_or_mor
 
     # Upstream's own function on the same screenshots, with an engine that records what it is asked.
     methods = load_module(
-        tree / _webjudge.JUDGE_FILE, ((_webjudge.UTILS_MODULE, tree / _webjudge.UTILS_FILE),)
+        tree / _webjudge.JUDGE_FILE, ((_webjudge.UTILS_MODULE, tree / _webjudge.UTILS_FILE),), extra="web"
     )
     asked: list[list[dict[str, Any]]] = []
 
