@@ -2,8 +2,9 @@
 
 It asks the rules a run selects with (`split_runnable`, the same rules `forge-eval run osworld --dry-run`
 shows), on this machine's programs and packages. Offline counts no task file as downloaded, whatever an
-earlier run left in the cache; online, every task file can be downloaded. `scripts/osworld_census.py`
-writes the table into the OSWorld README (the docs page) and a test keeps it in sync.
+earlier run left in the cache; online, every task file can be downloaded and live sites reached.
+`scripts/osworld_census.py` writes the table into the OSWorld README (the docs page) and a test keeps it
+in sync.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from forge_eval.benchmarks.osworld._providers import PROVIDERS
 from forge_eval.benchmarks.osworld._support import SupportContext, split_runnable
 
 #: The network settings of the census: label -> whether task files can be downloaded.
-NETWORKS = {"offline (no task files cached)": False, "online (task files downloadable)": True}
+NETWORKS = {"offline (no task files cached)": False, "online (task files and live sites reachable)": True}
 
 
 @dataclass(frozen=True)

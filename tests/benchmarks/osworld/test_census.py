@@ -75,7 +75,7 @@ def test_the_script_rewrites_a_stale_table(tmp_path: Path, osworld_root: Path, r
     expected = f"# t\n\n{script.BEGIN}\n{census_table(rows)}{script.END}\n\nafter\n"
     assert stale.read_text(encoding="utf-8") == expected
     offline, online = (r.runnable for r in rows if "local" in r.providers)
-    counts = f"{offline} of 369 tasks offline, {online} with task files downloaded"
+    counts = f"{offline} of 369 tasks offline, {online} online"
     assert summary.read_text(encoding="utf-8") == f"| osworld | {counts} |\n"
 
 
