@@ -156,14 +156,16 @@ def write_config(
 
 
 def driver_env(tree: Path, home: Path) -> dict[str, str]:
-    """The driver's environment: nothing of ours (no credentials), upstream's package on the path, and
-    the user's SERP key where they exported it for upstream's live-web services (which inherit it)."""
+    """The driver's environment: nothing of ours (no credentials), upstream's package on the path (no
+    bytecode written next to it: the tree stays as pinned, or the next run's manifest check refuses it),
+    and the user's SERP key where they exported it for upstream's live-web services (which inherit it)."""
     serp = {key: os.environ[key] for key in (SERP_KEY, "SERP_API_URL") if os.environ.get(key)}
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "LANG": "C.UTF-8",
         "PYTHONPATH": str(tree / "src"),
+        "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
         "no_proxy": "localhost,127.0.0.1",
         "NO_PROXY": "localhost,127.0.0.1",

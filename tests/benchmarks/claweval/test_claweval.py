@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,21 @@ def test_live_web_tasks_run_with_the_users_serp_key_which_only_the_driver_gets(
     assert not any(r.startswith("needs the live web") for r in with_key.values())
     assert set(without) - set(with_key) <= live and len(set(without) - set(with_key)) > 0
     assert driver_env(claweval_tree, tmp_path)["SERP_DEV_KEY"] == "k"
+
+
+def test_upstreams_code_run_by_the_driver_leaves_its_tree_as_pinned(
+    claweval_tree: Path, claweval_python: Path, tmp_path: Path
+) -> None:
+    """The driver imports `claw_eval` from the tree: bytecode written there would be code added to the tree,
+    and the next run's manifest check would refuse it."""
+    tree = tmp_path / "tree"
+    shutil.copytree(claweval_tree / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    program = "import claw_eval.runner.loop, claw_eval.cli"
+    done = subprocess.run(
+        [str(claweval_python), "-c", program], cwd=tree, env=driver_env(tree, tmp_path), capture_output=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not list(tree.rglob("__pycache__"))
 
 
 def test_data_dir_accepts_the_tree_and_a_folder_holding_it(claweval_tree: Path, tmp_path: Path) -> None:
