@@ -126,10 +126,11 @@ exec /usr/bin/env -i {assignments} {shlex.quote(str(chrome_dir / "chrome"))} $pr
     launcher.chmod(0o755)
 
 
-def _is_chromium(pid: int) -> bool:
-    """Whether `pid` runs Chromium's binary (by inode: the launcher's `chrome` is a hard link to it)."""
+def _is_chromium(pid: int, root: Path = Path("/")) -> bool:
+    """Whether `pid` runs Chromium's binary (by inode: the launcher's `chrome` is a hard link to it), the
+    one of the desktop's file system `root` (a container's, seen from the host)."""
     try:
-        running, binary = os.stat(f"/proc/{pid}/exe"), CHROMIUM.stat()
+        running, binary = os.stat(f"/proc/{pid}/exe"), (root / CHROMIUM.relative_to("/")).stat()
     except OSError:
         return False
     return (running.st_dev, running.st_ino) == (binary.st_dev, binary.st_ino)
@@ -145,7 +146,9 @@ def _code_from(pid: int) -> set[str] | None:
     return {f[5].strip() for f in fields if len(f) > 5 and "x" in f[1] and not f[5].startswith("[")}
 
 
-def trusted_browser(processes: Callable[[], Iterable[int]], chrome_dir: Path) -> Callable[[str | None], bool]:
+def trusted_browser(
+    processes: Callable[[], Iterable[int]], chrome_dir: Path, root: Path = Path("/")
+) -> Callable[[str | None], bool]:
     """A listener check for the debugging port: held, and only held, by Chromium processes that run code
     from the system's read-only folders and `chrome_dir` alone. Their environment cannot be checked
     (Chromium writes its process title over it), and a Chromium started with a library preloaded from
@@ -156,7 +159,7 @@ def trusted_browser(processes: Callable[[], Iterable[int]], chrome_dir: Path) ->
         holders = socket_holders(inode, processes()) if inode is not None else []
         for pid in holders:
             code = _code_from(pid)
-            if not _is_chromium(pid) or code is None or not all(f.startswith(allowed) for f in code):
+            if not _is_chromium(pid, root) or code is None or not all(f.startswith(allowed) for f in code):
                 return False
         return bool(holders)
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
 import os
 import subprocess
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from forge_eval._errors import ForgeError
+from forge_eval.benchmarks.osworld._chrome import CHROME_DIR
 from forge_eval.benchmarks.osworld._client import HOME, DesktopClient
 from forge_eval.benchmarks.osworld._desktop import (
     LIMITS,
@@ -47,6 +49,25 @@ from forge_eval.benchmarks.osworld._desktop import (
 from forge_eval.benchmarks.osworld._image import engine_command, ensure_image
 
 logger = logging.getLogger(__name__)
+#: Chromium's binary under the name `chrome` in the image (a hard link made by the Dockerfile): the tools
+#: folder's `chrome` leads there, not to the host's binary (which the local desktop links).
+IMAGE_CHROME = "/usr/lib/chromium/chrome"
+#: The container's seccomp filter: every system call but these (EPERM). The engine's default profile
+#: also refuses new user namespaces to a process without CAP_SYS_ADMIN, and Chromium's sandbox (every
+#: renderer in namespaces of its own) needs them, as it has them in the local desktop's sandbox (which has
+#: no filter at all). Refused: kernel modules, keyrings, BPF, perf, userfaultfd, io_uring, clocks, swap,
+#: reboot, accounting, raw I/O ports, file handles, and the other calls the engine's profile refuses to an
+#: unprivileged container for their attack surface.
+SECCOMP_REFUSED = (
+    "acct", "add_key", "bpf", "clock_adjtime", "clock_settime", "create_module", "delete_module",
+    "finit_module", "get_kernel_syms", "init_module", "io_uring_enter", "io_uring_register",
+    "io_uring_setup", "ioperm", "iopl", "kcmp", "kexec_file_load", "kexec_load", "keyctl",
+    "lookup_dcookie", "name_to_handle_at", "nfsservctl", "open_by_handle_at", "perf_event_open",
+    "quotactl", "reboot", "request_key", "settimeofday", "stime", "swapoff", "swapon", "sysfs", "_sysctl",
+    "uselib", "userfaultfd", "ustat", "vm86", "vm86old",
+)  # fmt: skip
+#: Chromium's shared memory (the engine's default /dev/shm is 64 MB).
+SHM_SIZE = "512m"
 #: The label that names the run (pid and start time) a container belongs to.
 OWNER_LABEL = "forge-eval.osworld.owner"
 
@@ -84,6 +105,8 @@ class ContainerDesktop(LocalDesktop):
             "--network=none",
             "--cap-drop=ALL",
             "--security-opt=no-new-privileges",
+            f"--security-opt=seccomp={self._seccomp_profile()}",
+            f"--shm-size={SHM_SIZE}",
             "--user=user",
             f"--workdir={HOME}",
             "--hostname=osworld",
@@ -112,6 +135,25 @@ class ContainerDesktop(LocalDesktop):
         self.client = DesktopClient("127.0.0.1", self.ports[SERVER_PORT])
         self.client.wait_ready(START_TIMEOUT, self._gone)
         self._server_socket = self._network.listener(SERVER_PORT) if self._network else None
+
+    def _seccomp_profile(self) -> Path:
+        assert self.state is not None
+        profile = self.state / "seccomp.json"
+        refused = {"names": list(SECCOMP_REFUSED), "action": "SCMP_ACT_ERRNO", "errnoRet": 1}
+        profile.write_text(json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [refused]}))
+        return profile
+
+    def _write_tools(self) -> Path:
+        tools = super()._write_tools()
+        chrome = tools / CHROME_DIR / "chrome"
+        chrome.unlink()
+        chrome.symlink_to(IMAGE_CHROME)
+        return tools
+
+    @property
+    def root(self) -> Path:
+        """The container's file system, seen from the host through its first process."""
+        return Path(f"/proc/{self._init}/root")
 
     def _inspect(self, template: str) -> str:
         assert self.container is not None

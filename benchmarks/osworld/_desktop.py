@@ -233,7 +233,7 @@ class LocalDesktop:
         checks = {
             SERVER_PORT: lambda inode: self._server_socket in (None, inode),
             VLC_PORT: self._is_vlc,
-            DEBUG_PORT: trusted_browser(self.processes, self.state / "tools" / CHROME_DIR),
+            DEBUG_PORT: trusted_browser(self.processes, self.state / "tools" / CHROME_DIR, self.root),
         }
         for inner, trusted in checks.items():
             # Chrome's debugging port is used by Playwright's driver, a child process of this one
@@ -379,6 +379,11 @@ class LocalDesktop:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    @property
+    def root(self) -> Path:
+        """The desktop's file system, as this process sees it (the sandbox's /usr is the host's)."""
+        return Path("/")
 
     @property
     def home(self) -> Path:
