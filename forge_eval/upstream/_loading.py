@@ -23,7 +23,7 @@ from types import ModuleType
 from typing import Any
 
 from forge_eval._errors import ForgeError
-from forge_eval.upstream._stand_ins import modules_in_place, stand_ins
+from forge_eval.upstream._stand_ins import modules_in_place, no_bytecode, stand_ins
 
 log = logging.getLogger("forge_eval.upstream")
 _loading = threading.RLock()  # a module's own upstream imports load inside its lock
@@ -84,7 +84,7 @@ def load_module(path: Path, imports: tuple[tuple[str, Path], ...] = (), *, extra
             hint="the tree must be a clone of the upstream repository at its pinned commit (-T upstream_dir)",
         )
     name = "forge_eval_upstream_" + "_".join(path.with_suffix("").parts[-4:]).replace("-", "_")
-    with upstream_imports(imports, extra=extra) if imports else contextlib.nullcontext():
+    with no_bytecode(), upstream_imports(imports, extra=extra) if imports else contextlib.nullcontext():
         try:
             module = exec_file(name, path)
         except ImportError as e:

@@ -43,6 +43,18 @@ def modules_in_place(modules: Mapping[str, ModuleType]) -> Iterator[None]:
                 sys.modules[name] = old
 
 
+@contextmanager
+def no_bytecode() -> Iterator[None]:
+    """No `__pycache__` written while upstream's modules import: its tree stays as pinned (bytecode there
+    would be code added to the tree, which the next run's manifest check refuses)."""
+    bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = bytecode
+
+
 class _NullFileHandler(logging.NullHandler):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
@@ -52,17 +64,14 @@ class _NullFileHandler(logging.NullHandler):
 def stand_ins(modules: Mapping[str, ModuleType]) -> Iterator[None]:
     """`modules` in place (`modules_in_place`) and the process-wide setup calls upstream's top level makes
     inert while it runs: `logging.basicConfig` / `FileHandler` (would reconfigure our root logger, write a
-    log in the working directory), `warnings.filterwarnings` and bytecode files (upstream's tree stays as
-    pinned). Everything is given back afterwards."""
+    log in the working directory), `warnings.filterwarnings`; and no bytecode written (`no_bytecode`).
+    Everything is given back afterwards."""
     saved = (logging.basicConfig, logging.FileHandler, warnings.filterwarnings)
-    bytecode = sys.dont_write_bytecode
-    sys.dont_write_bytecode = True
     logging.basicConfig = lambda *a, **k: None  # type: ignore[assignment]
     logging.FileHandler = _NullFileHandler  # type: ignore[assignment,misc]
     warnings.filterwarnings = lambda *a, **k: None  # type: ignore[assignment]
     try:
-        with modules_in_place(modules):
+        with no_bytecode(), modules_in_place(modules):
             yield
     finally:
         logging.basicConfig, logging.FileHandler, warnings.filterwarnings = saved  # type: ignore[misc]
-        sys.dont_write_bytecode = bytecode

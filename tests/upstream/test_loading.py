@@ -49,6 +49,7 @@ def _fakelib() -> dict:
 
 def test_a_file_loads_with_stand_ins_that_are_gone_afterwards(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as a run without PYTHONDONTWRITEBYTECODE
     tree = _tree(tmp_path)
     setup = (logging.basicConfig, logging.FileHandler, warnings.filterwarnings)
     name = private_name("demo", tree, "mod")
@@ -81,7 +82,8 @@ def test_a_missing_file_or_package_names_the_tree_and_how_to_get_it(tmp_path: Pa
         import_package(tree, "nothing", "x", {}, (), benchmark="Demo", hint="check out demo at abc123")
 
 
-def test_a_module_loads_once_and_its_missing_dependency_names_the_extra(tmp_path: Path) -> None:
+def test_a_module_loads_once_and_its_missing_dependency_names_the_extra(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # as a run without PYTHONDONTWRITEBYTECODE
     tree = tmp_path / "t"
     tree.mkdir()
     (tree / "utils.py").write_text("def helper():\n    return 'from utils'\n")
@@ -94,6 +96,7 @@ def test_a_module_loads_once_and_its_missing_dependency_names_the_extra(tmp_path
     with upstream_imports(imports, extra="demo"):
         assert sys.modules["upstream_pkg.utils"].helper() == "from utils"
     assert "upstream_pkg.utils" not in sys.modules
+    assert not list(tree.rglob("__pycache__"))  # the tree stays as pinned
     with pytest.raises(ForgeError, match="broken.py cannot be loaded") as caught:
         load_module(tree / "broken.py", extra="demo")
     assert "forge-eval[demo]" in str(caught.value.hint)
