@@ -9,7 +9,7 @@ from forge_eval.benchmarks._selection import Selection
 from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._evaluators import INSTALL_HINT
 from forge_eval.benchmarks.osworld._protocol import protocol
-from forge_eval.benchmarks.osworld._providers import make_provider
+from forge_eval.benchmarks.osworld._providers import PROVIDERS, make_provider
 from forge_eval.benchmarks.osworld._task import check_choices, osworld, runnable, to_sample
 from forge_eval.benchmarks.osworld.install import missing_checker_packages
 from forge_eval.rundir import ProtocolRecord
@@ -29,6 +29,7 @@ def select_tasks(
     """The chosen tasks that `provider` can run, and the others with the reason; a named choice the task
     does not take is refused here, before the run creates anything."""
     check_choices(action_space=action_space, observation=observation, prompt=prompt, waits=waits)
+    PROVIDERS.get(provider)  # an unknown one lists the valid names here, not once the run has started
     tasks, skipped = runnable(data_root(data_dir), provider, subset, task_ids, domain)
     return Selection([to_sample(t) for t in tasks], skipped)
 
@@ -38,8 +39,7 @@ class OSWorld(Benchmark):
     description = "OSWorld-Verified: 369 Ubuntu desktop tasks scored by OSWorld's own execution checkers"
     card = Card(
         runs_here=(
-            "47 of 369 tasks offline, 311 online (local desktop; upstream's checkers, "
-            "agent and in-VM server)"
+            "47 of 369 tasks offline, 311 online (local desktop; upstream's checkers, agent and in-VM server)"
         ),
         comparable="only on OSWorld's VM provider (KVM)",
         needs="desktop packages, root",

@@ -181,3 +181,12 @@ def test_an_earlier_run_is_read_not_changed(tmp_path: Path) -> None:
     plan, error = _dry_json("probe", "--out", str(out))
     assert error is None and plan["out_exists"] and plan["finished_before"] == 0
     assert [p.name for p in out.iterdir()] == [marker.name]
+
+
+def test_an_unknown_osworld_provider_is_refused_with_the_valid_names(tmp_path: Path) -> None:
+    tree = shared_copy(SHIPPED["osworld"][0], "the pinned OSWorld tree")
+    args = ("osworld", "-T", "provider=kvm", "--data-dir", str(tree), "--out", str(tmp_path / "run"))
+    refused = _invoke(*args, "--dry-run").exception
+    assert isinstance(refused, UnknownNameError)
+    assert "Valid OSWorld providers: docker, local, podman, vm" in str(refused)
+    assert list(tmp_path.iterdir()) == []
