@@ -351,3 +351,39 @@ def test_the_image_is_rebuilt_when_the_desktop_packages_change(tmp_path: Path) -
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_image, "CONTEXT", context)
         assert _image.image_tag(_image.LOCAL_BASE) != before
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_podman_scores_a_task_as_docker_does(osworld_root: Path) -> None:
+    from forge_eval.benchmarks.osworld import evaluate, load_tasks, make_provider, start_episode
+    from forge_eval.benchmarks.osworld._image import LOCAL_BASE, REGISTRY_BASE, engine_problems, has_image
+
+    if shutil.which("podman") is None:
+        pytest.skip(
+            "podman is not installed (scripts/setup.d sets up docker only: a second engine would build and "
+            "store the 2.6 GB desktop image again)"
+        )
+    if problems := engine_problems("podman"):
+        pytest.skip("podman cannot run containers here: " + "; ".join(problems))
+    if not has_image("podman", LOCAL_BASE) and not has_image("podman", REGISTRY_BASE):
+        pytest.skip(
+            f"podman has no Debian 12 base ({LOCAL_BASE} or {REGISTRY_BASE}) and none can be pulled here"
+        )
+    (task,) = load_tasks(osworld_root, task_ids=VLC_TASK)
+    episode = start_episode(
+        task,
+        make_provider("podman", osworld_root),
+        tree=osworld_root,
+        action_space="pyautogui",
+        observation_type="screenshot",
+        pause=0.3,
+    )
+    try:
+        nothing, _ = evaluate(episode)
+        episode.env.step(ORACLES[VLC_TASK][1])
+        episode.env.step("DONE")
+        solved, why = evaluate(episode)
+    finally:
+        episode.session.stop()
+    assert (nothing, solved) == (0.0, 1.0), why
