@@ -3,10 +3,11 @@ what a run used.
 
 The official side of upstream's code and data is pinned here by sha256 (facts about the pinned tree, not
 copies of it); the run's side is hashed from the tree the run read. A run is comparable only when it
-ran every task of the paper rule with upstream's loop, judge prompt, judge model and data -- and, since
-the servers that call live web APIs cannot run offline, the environment element differs in every run
-here: the distractor tools of those servers are left out (`left_out_tools`), which changes what the
-model sees.
+ran every task of the paper rule with upstream's loop, judge prompt, judge model and data -- and the
+environment element differs in every run here: the servers run in bubblewrap rather than upstream's
+image, and the tools of servers that cannot run here (offline: those that call live web APIs) are left
+out (`left_out_tools`), which changes what the model sees. The element names the servers the run's tasks
+started, and which of them reached the live web (online, through the egress gate, as upstream's do).
 """
 
 from __future__ import annotations
@@ -16,16 +17,18 @@ from typing import Any
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks._benchmark import RunUsed, task_set
-from forge_eval.benchmarks.mcpatlas._data import TREE, load_file, task_file, upstream_tree
+from forge_eval.benchmarks.mcpatlas import _servers
+from forge_eval.benchmarks.mcpatlas._data import TREE, AtlasTask, load_file, task_file, upstream_tree
 from forge_eval.benchmarks.mcpatlas._judge import OFFICIAL_JUDGE, prompt_source
 from forge_eval.benchmarks.mcpatlas._scoring import PASS_THRESHOLD
-from forge_eval.benchmarks.mcpatlas._servers import paper_subset
+from forge_eval.benchmarks.mcpatlas._servers import OFFLINE, SERVERS, paper_subset, runnable_servers
 from forge_eval.benchmarks.mcpatlas._task import DEFAULT_HARNESS, SEEDED_DATA, seeded_data
 from forge_eval.harnesses import HARNESSES
 from forge_eval.rundir import (
     NotRecorded,
     NotUsed,
     Ours,
+    ProtocolElement,
     ProtocolRecord,
     Source,
     Upstream,
@@ -109,7 +112,8 @@ def protocol(run: RunUsed) -> ProtocolRecord:
         tree: Path | None = upstream_tree(path)
     except ForgeError:
         tree = None
-    paper = [t.task_id for t in paper_subset(load_file(path))]
+    tasks = load_file(path)
+    paper = [t.task_id for t in paper_subset(tasks)]
     harness_official, harness_ours = _harness(run, tree)
     judge_official = Upstream(
         repo=TREE.repo,
@@ -156,15 +160,35 @@ def protocol(run: RunUsed) -> ProtocolRecord:
             element("judge_prompt", judge_official, judge_ours),
             element("user_model", NotUsed(why="single-turn tasks: no simulated user")),
             element("grader", _pinned(ATLAS_SCORES_FILE, *grader), _read(tree, ATLAS_SCORES_FILE, *grader)),
-            element(
-                "environment",
-                Value(value="every ENABLED_TOOLS tool, served by upstream's agent-environment image"),
-                Value(value="the key-free servers that run offline, at upstream's pins, in bubblewrap"),
-                name="environment: MCP servers",
-                note="servers that call live web APIs cannot run here; their distractor tools are left out "
-                "(sample metadata left_out_tools), so the model sees fewer tools than upstream's",
-            ),
+            _servers_element(run, tasks, seeds),
             element("environment", _pinned(SEEDED_DATA), seeded, name="environment: seeded /data"),
             element("data", _pinned("services/mcp_eval/sample_tasks.csv"), data),
         ]
+    )
+
+
+def _servers_element(run: RunUsed, tasks: list[AtlasTask], seeds: Path | None) -> ProtocolElement:
+    """Which servers the run's tasks started, and which of those reached the live web."""
+    ran = set(run.task_ids)
+    started = sorted({s.name for t in tasks if t.task_id in ran for s in runnable_servers(t, seeds)})
+    web = [name for name in started if SERVERS.get(name).web]
+    if _servers.online() and web:
+        reach = (
+            f"the web-API servers ({', '.join(web)}) reached the live web as upstream's do, each through the "
+            "run's egress gate (public addresses only, no host port)"
+        )
+    elif _servers.online():
+        reach = "online; the run's tasks needed no web-API server"
+    else:
+        reach = f"offline here: the web-API servers did not run ({OFFLINE})"
+    return element(
+        "environment",
+        Value(value="every ENABLED_TOOLS tool, served by upstream's agent-environment image"),
+        Value(
+            value={"servers": started, "live_web": web},
+            label=f"{', '.join(started) or 'no server'} at upstream's pins, in bubblewrap",
+        ),
+        name="environment: MCP servers",
+        note=f"{reach}; the tools of servers that cannot run here are left out (sample metadata "
+        "left_out_tools), so the model sees fewer tools than upstream's",
     )

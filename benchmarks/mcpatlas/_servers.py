@@ -3,13 +3,16 @@
 The 89-task subset (v1 `mcp_completion_script.py`, on unless `--no-filter`): a task is kept iff every
 server its reference TRAJECTORY calls is one of the 20 defaults, after two renames.
 
-The servers that can run offline are launched as upstream's image does (`mcp_server_template.json`):
-the same pinned package from PyPI or npm, the same arguments and environment, and the image's `/data`
-folder at `/data`, here a per-sample copy of the seeded files (`services/agent-environment/data` of the
-upstream repository). Upstream runs them inside its agent-environment container; here each runs in the
-bubblewrap sandbox (`sandbox_spec`) as the sample's unprivileged user, with that copy as its only
-writable host path, nothing else of the host in view but the package and its interpreter, and no
-network. Every other server has a `blocker`: why it cannot run on an offline machine.
+The servers are launched as upstream's image does (`mcp_server_template.json`): the same pinned package
+from PyPI or npm (or the git URL upstream installs from), the same arguments and environment, and the
+image's `/data` folder at `/data`, here a per-sample copy of the seeded files (`services/agent-environment/
+data` of the upstream repository). Upstream runs them inside its agent-environment container; here each
+runs in the bubblewrap sandbox (`sandbox_spec`) as the sample's unprivileged user, with that copy as its
+only writable host path, nothing else of the host in view but the package and its interpreter, and no
+network. The servers that call live web APIs (`web`) run only online (the web benchmarks' probe), and
+reach the web only through the run's egress gate (public addresses, as the web benchmarks' browser):
+a forward on the sandbox's loopback port `EGRESS_PORT`, named by the proxy variables of their
+environment. Every server that cannot run here says why (`problem`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -27,6 +31,7 @@ from forge_eval._errors import ForgeError
 from forge_eval._registry import Registry
 from forge_eval.benchmarks._selection import SkipRules
 from forge_eval.benchmarks.mcpatlas._data import AtlasTask, server_of
+from forge_eval.benchmarks.web import live_web_available
 from forge_eval.harnesses import NpmPackage, ensure_installed, npm_prefix
 from forge_eval.sandbox import SandboxSpec, SandboxUser
 
@@ -39,6 +44,10 @@ _INSTALL = "python -m forge_eval.benchmarks.mcpatlas install"
 #: The pinned servers import mcp 1.x APIs (mcp 2 renamed FastMCP and dropped `Server.list_tools`); upstream's
 #: image resolved them before mcp 2 existed.
 _MCP_V1 = "mcp>=1.10,<2"
+#: Why a web server does not run on a machine the web benchmarks' probe finds offline.
+OFFLINE = "needs the live web (offline here)"
+#: The sandbox's loopback port forwarded to the run's egress gate (its proxy variables name it).
+EGRESS_PORT = 1080
 
 
 @dataclass(frozen=True)
@@ -53,7 +62,16 @@ class AtlasServer:
         args: Arguments; `{data}` is the sample's copy of the seeded data.
         env: Environment, same substitution.
         needs: Paths under the seeded data the server reads (missing -> it cannot run).
-        blocker: Why it cannot run here at all (live web API, package not published), else None.
+        blocker: Why it cannot run here at all (package not published), else None.
+        source: The git URL upstream installs it from instead of the registry (only an online machine
+            reaches it: this one reaches package registries alone).
+        module: For a PyPI server run as `python -m module`: the module (installed when it is there).
+        web: It calls live web APIs: runs only online, through the egress gate, in a venv of its own
+            (as `uvx` gives each tool one: their pins conflict).
+        constraints: Pins of its dependencies where today's resolution breaks the pinned server (upstream's
+            image resolved them in 2025), given to pip with it.
+        python: The Python its pin requires, when newer than forge-eval's (`uvx` fetches one upstream):
+            its venv is made with `python<version>` from PATH.
     """
 
     name: str
@@ -65,16 +83,39 @@ class AtlasServer:
     env: Mapping[str, str] = field(default_factory=dict)
     needs: tuple[str, ...] = ()
     blocker: str | None = None
+    source: str = ""
+    module: str = ""
+    web: bool = False
+    constraints: tuple[str, ...] = ()
+    python: str = ""
+
+    def venv(self) -> Path:
+        """The PyPI server's venv: its own for a web server, else the servers' shared one."""
+        shared = python_servers_venv()
+        return shared.with_name(f"{shared.name}-{self.name}") if self.web else shared
 
     def executable(self) -> Path:
         if self.registry == "npm":
             return NpmPackage(self.package, self.version, self.command).executable(npm_prefix())
-        return python_servers_venv() / "bin" / self.command
+        return self.venv() / "bin" / self.command
+
+    def installed(self) -> bool:
+        if not self.executable().exists():
+            return False
+        return not self.module or any(self.venv().glob(f"lib/python*/site-packages/{self.module}"))
+
+    def requirement(self) -> str:
+        """What pip or npm installs: the registry pin, or upstream's git URL."""
+        if self.source:
+            return f"{self.package} @ {self.source}" if self.registry == "pypi" else self.source
+        return f"{self.package}{'==' if self.registry == 'pypi' else '@'}{self.version}"
 
     def problem(self, data: Path | None) -> str | None:
         """Why this server cannot run with this seeded data folder, or None."""
         if self.blocker:
             return self.blocker
+        if self.web and not online():
+            return OFFLINE
         if self.needs and data is None:
             return (
                 "reads the files seeded into the mcp-atlas image (services/agent-environment/data of the "
@@ -84,9 +125,15 @@ class AtlasServer:
         missing = [n for n in self.needs if data is not None and not (data / n).exists()]
         if missing:
             return f"needs {', '.join(missing)} in the seeded data {data} (absent)"
-        if not self.executable().exists():
-            pin = f"{self.package}{'==' if self.registry == 'pypi' else '@'}{self.version}"
-            return f"{self.registry} package {pin} is not installed (run `{_INSTALL}`)"
+        if not self.installed() and self.source:
+            return (
+                f"installed from upstream's git URL {self.source}, which only an online machine can fetch "
+                f"(run `{_INSTALL} {self.name}` there)"
+            )
+        if not self.installed() and self.python and not shutil.which(f"python{self.python}"):
+            return f"its pin {self.requirement()} needs Python {self.python} (no python{self.python} on PATH)"
+        if not self.installed():
+            return f"{self.registry} package {self.requirement()} is not installed (run `{_INSTALL}`)"
         if missing := [tool for tool in ("bwrap", "setpriv") if shutil.which(tool) is None]:
             return (
                 f"its sandbox needs {' and '.join(missing)} (run `bash scripts/setup.d/35-sandbox.sh` as "
@@ -104,27 +151,44 @@ class AtlasServer:
         """What the server reads besides the data: its package folder, and the PyPI servers' venv with its
         interpreter, first on PATH as upstream's image has its uv venv (mcp-server-code-runner runs
         `python -u`). Node is Debian's, under /usr."""
-        venv = python_servers_venv()
+        venv = self.venv()
         binds = [npm_prefix()] if self.registry == "npm" else []
         if (venv / "bin" / "python").exists():
             binds += [venv, Path(os.path.realpath(venv / "bin" / "python")).parents[1]]
         return binds
 
-    def sandbox_spec(self, data: Path, user: SandboxUser | None) -> SandboxSpec:
+    def sandbox_spec(self, data: Path, user: SandboxUser | None, egress: str | None = None) -> SandboxSpec:
         """The server in the sandbox, as upstream's image runs it: the sample's data copy `data` at
         /data (its only writable host path, also its cwd), run as `user` (one per sample: every server
-        of the sample writes the same copy)."""
+        of the sample writes the same copy). A web server's only way out is `egress` (the gate's
+        host:port), forwarded to the sandbox's `EGRESS_PORT` and named by the proxy variables that
+        Python's and Node's HTTP clients read; without it the server has no network."""
         command, args, env = self.launch(IMAGE_DATA)
-        path = f"{python_servers_venv() / 'bin'}:/usr/local/bin:/usr/bin:/bin"
+        path = f"{self.venv() / 'bin'}:/usr/local/bin:/usr/bin:/bin"
+        web = egress is not None and self.web
         return SandboxSpec(
             argv=[command, *args],
             workdir=data,
             workdir_at=IMAGE_DATA,
-            env={"PATH": path, **env},
+            env={"PATH": path, **env, **(proxy_variables() if web else {})},
+            forwards={EGRESS_PORT: egress} if web and egress else {},
             ro_binds=self.ro_binds(),
             hostname="mcp-atlas",
             user=user,
         )
+
+
+def proxy_variables() -> dict[str, str]:
+    """The environment that sends a web server's HTTP(S) through the forwarded gate (HTTP CONNECT)."""
+    proxy = f"http://127.0.0.1:{EGRESS_PORT}"
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+    return {**{n: proxy for n in names}, **{n.lower(): proxy for n in names}, "NODE_USE_ENV_PROXY": "1"}
+
+
+@cache
+def online() -> bool:
+    """Whether the live web answers here: the web benchmarks' probe, run once per process."""
+    return live_web_available()
 
 
 def python_servers_venv() -> Path:
@@ -222,21 +286,63 @@ _add(
         "version)",
     )
 )
-for _name in (
-    "arxiv",
-    "clinicaltrialsgov-mcp-server",
-    "context7",
-    "ddg-search",
-    "fetch",
-    "met-museum",
-    "open-library",
-    "osm-mcp-server",
-    "pubmed",
-    "weather",
-    "whois",
-    "wikipedia",
+for _web in (
+    AtlasServer(
+        "arxiv",
+        "pypi",
+        "arxiv-mcp-server",
+        "0.2.11",
+        "arxiv-mcp-server",
+        web=True,
+        # pymupdf4llm 2.0 is an empty placeholder (its code moved into pymupdf 2): the server fails to import
+        constraints=("pymupdf4llm<2",),
+    ),
+    AtlasServer("ddg-search", "pypi", "duckduckgo-mcp-server", "0.1.1", "duckduckgo-mcp-server", web=True),
+    AtlasServer("fetch", "pypi", "mcp-server-fetch", "2025.4.7", "mcp-server-fetch", web=True),
+    AtlasServer(
+        "osm-mcp-server", "pypi", "osm-mcp-server", "0.1.1", "osm-mcp-server", web=True, python="3.13"
+    ),
+    AtlasServer(
+        "pubmed",
+        "pypi",
+        "pubmed-mcp-server",
+        command="python",
+        args=("-m", "pubmed_server"),
+        source="git+https://github.com/geobio/PubMed-MCP-Server.git",
+        module="pubmed_server",
+        web=True,
+    ),
+    AtlasServer(
+        "wikipedia",
+        "pypi",
+        "wikipedia-mcp",
+        command="wikipedia-mcp",
+        source="git+https://github.com/Rudra-ravi/wikipedia-mcp.git@735590286fbe91f705e97eba25f8272cafba5edb",
+        web=True,
+    ),
+    AtlasServer(
+        "clinicaltrialsgov-mcp-server",
+        "npm",
+        "clinicaltrialsgov-mcp-server",
+        "1.0.8",
+        "clinicaltrialsgov-mcp-server",
+        env={"MCP_LOG_LEVEL": "info"},
+        web=True,
+    ),
+    AtlasServer("context7", "npm", "@upstash/context7-mcp", "1.0.14", "context7-mcp", web=True),
+    AtlasServer("met-museum", "npm", "metmuseum-mcp", "0.9.2", "metmuseum-mcp", web=True),
+    AtlasServer("open-library", "npm", "@geobio/mcp-open-library", "0.1.6", "mcp-open-library", web=True),
+    AtlasServer("whois", "npm", "@bharathvaj/whois-mcp", "1.0.1", "whois-mcp", web=True),
+    AtlasServer(
+        "weather",
+        "npm",
+        "@smithery/weather",
+        command="weather",
+        source="https://github.com/geobio/smitheryai-mcp-servers-weather",
+        web=True,
+    ),
 ):
-    _add(AtlasServer(_name, "none", blocker="calls live web APIs (no internet here)"))
+    _add(_web)
 
 
 #: The 20 key-free servers of upstream's default set (all registered above).
@@ -293,22 +399,51 @@ def installable() -> list[AtlasServer]:
 
 
 def install(names: Iterable[str] | None = None) -> None:
-    """Install the pinned packages of these servers (default: all that can run offline); idempotent."""
+    """Install the pinned packages of these servers (default: all that have one); idempotent. A git
+    source (pubmed, weather, wikipedia) installs only where its host is reachable."""
     chosen = [SERVERS.get(n) for n in names] if names else installable()
     if bad := [s.name for s in chosen if s.registry == "none"]:
         raise ForgeError(f"cannot install {', '.join(bad)}: {SERVERS.get(bad[0]).blocker}")
-    npm = [NpmPackage(s.package, s.version, s.command) for s in chosen if s.registry == "npm"]
+    todo = [s for s in chosen if not s.installed()]
+    npm = [NpmPackage(s.package, s.version, s.command) for s in todo if s.registry == "npm" and not s.source]
     if npm:
         ensure_installed(npm)
-    pypi = [
-        f"{s.package}=={s.version}" for s in chosen if s.registry == "pypi" and not s.executable().exists()
-    ]
-    if pypi:
-        venv = python_servers_venv()
+    for server in (s for s in todo if s.registry == "npm" and s.source):
+        _npm_install(server.source)
+    venvs: dict[Path, list[str]] = {}
+    pythons = {}
+    for server in (s for s in todo if s.registry == "pypi"):
+        venvs.setdefault(server.venv(), []).extend([server.requirement(), *server.constraints])
+        pythons[server.venv()] = _interpreter(server)
+    for venv, requirements in venvs.items():
         if not (venv / "bin" / "python").exists():
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            subprocess.run([pythons[venv], "-m", "venv", str(venv)], check=True)
         subprocess.run(
             [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-            + [*pypi, _MCP_V1],
+            + [*requirements, _MCP_V1],
             check=True,
         )
+
+
+def _interpreter(server: AtlasServer) -> str:
+    """The Python that makes the server's venv: forge-eval's own, or the newer one its pin requires."""
+    if not server.python:
+        return sys.executable
+    found = shutil.which(f"python{server.python}")
+    if found is None:
+        raise ForgeError(
+            f"{server.name}: {server.requirement()} requires Python {server.python}, and no "
+            f"python{server.python} is on PATH",
+            hint=f"install Python {server.python} (upstream's uvx fetches one) and put it on PATH",
+        )
+    return found
+
+
+def _npm_install(source: str) -> None:
+    """An npm package from upstream's git URL into the harness npm cache (`npx -y URL` in upstream)."""
+    npm = shutil.which("npm")
+    if npm is None:
+        raise ForgeError(f"npm is needed to install {source}", hint="apt-get install nodejs npm")
+    prefix = npm_prefix()
+    argv = [npm, "install", "--prefix", str(prefix), "--no-fund", "--no-audit", "--loglevel=error", source]
+    subprocess.run(argv, check=True)

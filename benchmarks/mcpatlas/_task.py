@@ -4,7 +4,9 @@ upstream's claim judge (`atlas_scorer`).
 
 Each sample gets a fresh copy of the seeded data (servers such as memory write to it) and its own
 server processes, started through Inspect's MCP client, each in the bubblewrap sandbox as the sample's
-unprivileged user with that copy at /data as its only writable path (`AtlasServer.sandbox_spec`).
+unprivileged user with that copy at /data as its only writable path (`AtlasServer.sandbox_spec`); the
+servers that call live web APIs (run only online) go out through the sample's egress gate, the web
+benchmarks' SOCKS5/HTTP CONNECT proxy that admits public addresses only.
 Tool names follow upstream (`<server>_<tool>`); only the task's ENABLED_TOOLS are offered. Enabled
 distractor tools whose servers cannot run here are left out (recorded in the sample metadata as
 `left_out_tools`), a difference from the official setup.
@@ -28,7 +30,14 @@ from forge_eval.benchmarks._selection import Selection, select
 from forge_eval.benchmarks._task import benchmark_task
 from forge_eval.benchmarks.mcpatlas._data import AtlasTask, load_file, task_file, upstream_tree
 from forge_eval.benchmarks.mcpatlas._scorer import atlas_scorer
-from forge_eval.benchmarks.mcpatlas._servers import SERVERS, paper_subset, runnable_servers, skip_reason
+from forge_eval.benchmarks.mcpatlas._servers import (
+    SERVERS,
+    AtlasServer,
+    paper_subset,
+    runnable_servers,
+    skip_reason,
+)
+from forge_eval.benchmarks.web import BrowserConfig, EgressGate, NetworkPolicy
 from forge_eval.harnesses import Harness
 from forge_eval.sandbox import sandbox_user, sandboxed_command
 
@@ -38,6 +47,8 @@ SEEDED_DATA = "services/agent-environment/data"
 #: A safety net only: upstream's script bounds a task itself (3 attempts of at most 240 s each, its
 #: backoff and stagger between them); this is that much plus a minute.
 TIME_LIMIT_S = 3 * 240 + 60
+#: How long the egress gate waits for a web server's connection to a public address.
+CONNECT_TIMEOUT_S = 30.0
 
 
 def seeded_data(tree: Path | None, seed_dir: str | None = None) -> Path | None:
@@ -82,7 +93,10 @@ def select_tasks(
     tasks = load_file(path)
     paper = {t.task_id for t in paper_subset(tasks)}
     chosen = select(
-        tasks, subset=subset, what="MCP-Atlas", id_of=lambda t: t.task_id,
+        tasks,
+        subset=subset,
+        what="MCP-Atlas",
+        id_of=lambda t: t.task_id,
         subsets={"paper": lambda t: t.task_id in paper},
     )
     return Selection.of(
@@ -91,7 +105,8 @@ def select_tasks(
         reason=lambda t: skip_reason(t, data),
         id_of=lambda t: t.task_id,
         hint="tasks whose reference servers all run offline (calculator, cli-mcp-server, filesystem, memory, "
-        "mcp-server-code-runner, git) need the seeded data: --data-dir <upstream repository root>",
+        "mcp-server-code-runner, git) need the seeded data: --data-dir <upstream repository root>; the "
+        "web-API servers' tasks run online",
     )
 
 
@@ -115,8 +130,10 @@ def atlas_agent(harness: Harness) -> Solver:
                 data.mkdir()
             sources = {}
             async with AsyncExitStack() as sandboxes:  # closed after the servers have exited
+                opened = await open_egress(sandboxes, [SERVERS.get(n) for n in state.metadata["servers"]])
+                egress = opened[1] if opened else None
                 for name in state.metadata["servers"]:
-                    spec = SERVERS.get(name).sandbox_spec(data, user)
+                    spec = SERVERS.get(name).sandbox_spec(data, user, egress)
                     command = await sandboxes.enter_async_context(await sandboxed_command(spec))
                     argv = command.argv
                     server = mcp_server_stdio(name=name, command=argv[0], args=argv[1:], env=command.env)
@@ -131,6 +148,17 @@ def atlas_agent(harness: Harness) -> Solver:
                     return await harness.solver(tools=tools, system_prompt="")(state, generate)
 
     return solve
+
+
+async def open_egress(stack: AsyncExitStack, servers: list[AtlasServer]) -> tuple[EgressGate, str] | None:
+    """The sample's egress gate and its host:port when one of its servers calls the web, closed with
+    `stack`."""
+    if not any(s.web for s in servers):
+        return None
+    gate = EgressGate(NetworkPolicy(BrowserConfig(offline=False)), CONNECT_TIMEOUT_S)
+    url = await gate.start()
+    stack.push_async_callback(gate.close)
+    return gate, url.removeprefix("socks5://")
 
 
 @task

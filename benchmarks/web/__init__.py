@@ -32,6 +32,7 @@ from forge_eval.benchmarks.web._live import (
     LiveWebBenchmark,
     live_official,
     live_sample,
+    live_web_available,
     live_web_options,
     live_web_task,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "find_executable",
     "live_official",
     "live_sample",
+    "live_web_available",
     "live_web_options",
     "live_web_task",
     "locate_version",

@@ -9,7 +9,9 @@ changes between check and use (rebinding) changes nothing.
 
 Written here rather than taken from a library: the check has to run on the resolved address at connect
 time, inside the episode's event loop, and the protocol subset Chromium uses (SOCKS5, no
-authentication, CONNECT) is a few lines.
+authentication, CONNECT) is a few lines. The same port also answers HTTP CONNECT, the one proxy protocol
+that programs configured by `HTTPS_PROXY` speak without extra packages (MCP-Atlas's web-API servers);
+a plain-HTTP proxy request is refused (405).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ log = logging.getLogger(__name__)
 
 # SOCKS5 reply codes (RFC 1928 §6).
 _OK, _NOT_ALLOWED, _UNREACHABLE, _REFUSED, _BAD_COMMAND, _BAD_ADDRESS = 0, 2, 4, 5, 7, 8
+#: The same outcomes as an HTTP proxy's status line.
+_HTTP_STATUS = {_OK: b"200 Connection established", _NOT_ALLOWED: b"403 Forbidden"}
 
 
 class EgressGate:
@@ -55,10 +59,18 @@ class EgressGate:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._writers.add(writer)
         try:
-            upstream = await self._handshake(reader, writer)
+            first = await reader.readexactly(1)
+            if first == b"\x05":
+                upstream = await self._handshake(reader, writer)
+            else:
+                upstream = await self._http_connect(first, reader, writer)
             if upstream is not None:
                 await _splice(reader, writer, *upstream)
-        except (asyncio.IncompleteReadError, OSError) as e:  # the browser hung up mid-handshake
+        except (
+            asyncio.IncompleteReadError,
+            asyncio.LimitOverrunError,
+            OSError,
+        ) as e:  # hung up mid-handshake
             log.debug("egress gate connection ended: %s", e)
         finally:
             self._writers.discard(writer)
@@ -67,9 +79,9 @@ class EgressGate:
     async def _handshake(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
-        version, count = await reader.readexactly(2)
+        (count,) = await reader.readexactly(1)
         methods = await reader.readexactly(count)
-        if version != 5 or 0 not in methods:
+        if 0 not in methods:
             writer.write(b"\x05\xff")  # no acceptable method: only "no authentication" is offered
             return None
         writer.write(b"\x05\x00")
@@ -85,14 +97,39 @@ class EgressGate:
         port = int.from_bytes(await reader.readexactly(2), "big")
         if command != 1:
             return await _reply(writer, _BAD_COMMAND)
+        code, upstream = await self._open(host, port)
+        await _reply(writer, code)
+        return upstream
+
+    async def _http_connect(
+        self, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
+        """An HTTP proxy request: `CONNECT host:port` is admitted as a SOCKS5 CONNECT is."""
+        head = first + await reader.readuntil(b"\r\n\r\n")
+        method, _, rest = head.split(b"\r\n", 1)[0].decode("latin-1").partition(" ")
+        host, _, port = rest.partition(" ")[0].rpartition(":")
+        if method != "CONNECT" or not port.isdigit():
+            writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nAllow: CONNECT\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+            return None
+        code, upstream = await self._open(host, int(port))
+        status = _HTTP_STATUS.get(code, b"502 Bad Gateway")
+        writer.write(b"HTTP/1.1 " + status + b"\r\n\r\n")
+        await writer.drain()
+        return upstream
+
+    async def _open(
+        self, host: str, port: int
+    ) -> tuple[int, tuple[asyncio.StreamReader, asyncio.StreamWriter] | None]:
+        """A connection to an admitted address of `host`, with the SOCKS5 reply code saying how it went."""
         try:
             addresses = await self._admit(host, port)
         except Refused as e:
             self.refusals[(normal_host(host), port)] = str(e)
             log.info("egress gate refused %s:%s: %s", host, port, e)
-            return await _reply(writer, _NOT_ALLOWED)
+            return _NOT_ALLOWED, None
         if not addresses:
-            return await _reply(writer, _UNREACHABLE)
+            return _UNREACHABLE, None
         for address in addresses:
             try:
                 upstream = await asyncio.wait_for(
@@ -100,9 +137,8 @@ class EgressGate:
                 )
             except (OSError, TimeoutError):
                 continue
-            await _reply(writer, _OK)
-            return upstream
-        return await _reply(writer, _REFUSED)
+            return _OK, upstream
+        return _REFUSED, None
 
     async def _admit(self, host: str, port: int) -> list[IPAddress]:
         """The checked addresses of `host` (empty when it does not resolve); raises `Refused`."""

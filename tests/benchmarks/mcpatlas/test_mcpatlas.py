@@ -94,10 +94,13 @@ def test_status_lists_every_server_and_the_task_census(
     assert status_main(["status", "--data-dir", str(tree)]) == 0
     out = capsys.readouterr().out
     assert f"seeded /data: {tree / 'services/agent-environment/data'}" in out  # the tree's, by default
-    assert "wikipedia: calls live web APIs" in out and "mcp-code-executor: its pinned npm package" in out
+    assert (
+        "wikipedia: needs the live web (offline here)" in out
+        and "mcp-code-executor: its pinned npm package" in out
+    )
     census = next(line for line in out.splitlines() if line.startswith("tasks ("))
     assert census.endswith("of 10 run here")
     for task in load_file(task_file(tree)):
         assert f"  {task.task_id}: " in out
-    assert "  688ba1b3e95696e72dd93e8d: skipped: osm-mcp-server: calls live web APIs" in out
+    assert "  688ba1b3e95696e72dd93e8d: skipped: osm-mcp-server: needs the live web (offline here)" in out
     assert status_main(["status", "--bogus"]) == 2

@@ -39,7 +39,7 @@ def test_without_seeded_data_every_task_is_skipped_with_each_servers_reason(mcpa
     assert len(skipped) == 10
     assert "cli-mcp-server: reads the files seeded" in skipped[TASK]
     assert "mcp-code-executor: its pinned npm package" in skipped["689bd255c0422b257e7dfcc5"]
-    assert "wikipedia: calls live web APIs" in skipped["688ba1b3e95696e72dd93e8d"]
+    assert "wikipedia: needs the live web (offline here)" in skipped["688ba1b3e95696e72dd93e8d"]
     with pytest.raises(NothingRunnableError) as raised:
         bench.load(mcpatlas_data)
     message = str(raised.value)
