@@ -26,10 +26,12 @@ from forge_eval.benchmarks.mcpatlas._scorer import atlas_scorer, final_answer
 from forge_eval.benchmarks.mcpatlas._scoring import PASS_THRESHOLD, passed
 from forge_eval.benchmarks.mcpatlas._servers import (
     DEFAULT_SERVERS,
+    OFFLINE,
     SERVERS,
     SKIP_RULES,
     AtlasServer,
     install,
+    online,
     paper_subset,
     server_problem,
     skip_reason,
@@ -43,6 +45,7 @@ __all__ = [
     "DEFAULT_SERVERS",
     "JUDGE",
     "OFFICIAL_JUDGE",
+    "OFFLINE",
     "PASS_THRESHOLD",
     "SERVERS",
     "SKIP_RULES",
@@ -62,6 +65,7 @@ __all__ = [
     "judge_claims",
     "load_file",
     "mcpatlas",
+    "online",
     "paper_subset",
     "parse_row",
     "passed",

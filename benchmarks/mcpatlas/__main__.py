@@ -1,7 +1,8 @@
-"""`python -m forge_eval.benchmarks.mcpatlas install [SERVER ...]`: install the pinned MCP servers that
-run offline (default: all of them); `status [--data-dir DIR]`: every default server and why it cannot run
-here (with the seeded /data of the pinned tree), and the census of the tasks: which run here, which are
-skipped and why. scripts/setup.d/45-mcp-servers.sh installs the servers the tests start."""
+"""`python -m forge_eval.benchmarks.mcpatlas install [SERVER ...]`: install the pinned MCP servers
+(default: every one that has a package; those from a git URL only online); `status [--data-dir DIR]`:
+every default server and why it cannot run here (with the seeded /data of the pinned tree; online or
+offline by the web benchmarks' probe), and the census of the tasks: which run here, which are skipped
+and why. scripts/setup.d/45-mcp-servers.sh installs the servers the tests start."""
 
 import sys
 

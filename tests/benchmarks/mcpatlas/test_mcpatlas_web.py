@@ -18,6 +18,7 @@ from forge_eval.benchmarks import BENCHMARKS
 from forge_eval.benchmarks._benchmark import RunUsed
 from forge_eval.benchmarks.mcpatlas import (
     OFFICIAL_JUDGE,
+    OFFLINE,
     SERVERS,
     AtlasServer,
     load_file,
@@ -25,7 +26,7 @@ from forge_eval.benchmarks.mcpatlas import (
     server_problem,
     task_file,
 )
-from forge_eval.benchmarks.mcpatlas._servers import EGRESS_PORT, OFFLINE
+from forge_eval.benchmarks.mcpatlas._servers import EGRESS_PORT
 from forge_eval.benchmarks.mcpatlas._task import open_egress
 from forge_eval.sandbox import sandbox_user, sandboxed_command, start_sandbox
 from tests.sandbox._sandboxes import http_server, needs_bwrap
