@@ -10,6 +10,10 @@ A tree may be a subfolder of the repository (a benchmark's data folder): where i
 is found from its files (`TreeCheck.prefix`). Files of a task (`task_of`: a pattern with a `task` group over
 repository paths; a copy's quoted file names are read as their names) count only when that task runs, so
 one edited task taints the runs that run it.
+
+Python's bytecode caches (`__pycache__/`) are left out: a checkout in which upstream's code has run holds
+them, and forge-eval writes none when it runs that code. A cache planted to match a source's timestamp
+is therefore not seen by the check (a known limit).
 """
 
 from __future__ import annotations
@@ -117,7 +121,11 @@ def _prefix(files: list[str], pinned: dict[str, str]) -> str:
 @cache
 def _check(folder: Path, repo: str, revision: str, task_of: str | None) -> TreeCheck:
     pinned = manifest(repo, revision)
-    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    files = sorted(
+        str(p.relative_to(folder))
+        for p in folder.rglob("*")
+        if p.is_file() and "__pycache__" not in p.relative_to(folder).parts
+    )
     prefix = _prefix(files, pinned)
     modified, added = [], []
     for relative in files:

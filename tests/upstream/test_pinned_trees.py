@@ -60,8 +60,13 @@ def edited_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _spec(tree: Path, task: str, tmp_path: Path, **changes) -> RunSpec:
     options = {"task_ids": task, "sandbox": "none"}
     return RunSpec(
-        benchmark="claweval", seeds=(0,), out=tmp_path / "run", judge="qwen-0.5b", data_dir=tree,
-        task_options=options, **changes,
+        benchmark="claweval",
+        seeds=(0,),
+        out=tmp_path / "run",
+        judge="qwen-0.5b",
+        data_dir=tree,
+        task_options=options,
+        **changes,
     )
 
 
@@ -85,6 +90,15 @@ def test_with_the_flag_the_record_names_the_files_and_the_run_is_not_comparable(
     assert tree.official.value == f"{REPO}@{COMMIT[:12]}"
     clean = _with_trees(ProtocolRecord(elements=[]), list(plan.trees), (OTHER,))
     assert clean.elements[0].matches
+
+
+def test_bytecode_caches_are_not_changes(edited_tree: Path, tmp_path: Path) -> None:
+    """A checkout where upstream's code ran holds `__pycache__` folders: they do not refuse the tree."""
+    tree = tmp_path / "cached"
+    shutil.copytree(edited_tree, tree)
+    (tree / "src/claw_eval/__pycache__").mkdir(exist_ok=True)
+    (tree / "src/claw_eval/__pycache__/cli.cpython-311.pyc").write_bytes(b"\x00")
+    assert plan_run(_spec(tree, OTHER, tmp_path)).trees
 
 
 def test_a_planted_module_outside_the_tasks_is_refused_for_every_task(
