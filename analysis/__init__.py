@@ -3,6 +3,9 @@ behavior metrics."""
 
 from forge_eval.analysis._bootstrap import (
     CI_METHODS,
+    CONFIDENCE_LEVEL,
+    N_RESAMPLES,
+    RANDOM_STATE,
     STATISTICS,
     WITHIN_TASK,
     BootstrapResult,
@@ -32,6 +35,9 @@ from forge_eval.analysis._usage import USAGE_COLUMNS, trial_usage, usage_per_tas
 from forge_eval.analysis.behavior import Transcripts, analyze_run, read_run_transcripts, read_transcripts
 
 __all__ = [
+    "CONFIDENCE_LEVEL",
+    "N_RESAMPLES",
+    "RANDOM_STATE",
     "HarnessRun",
     "RunTrials",
     "USAGE_COLUMNS",

@@ -28,6 +28,13 @@ from forge_eval._errors import UsageError
 from forge_eval._registry import Registry
 from forge_eval.analysis._cells import CellGrid, grid_from_array, grid_from_frame
 
+#: The bootstrap's defaults, one home for every interval forge-eval reports (runs, comparisons, behavior,
+#: ablations): resamples per interval, the interval's level, and the resampling's seed (a report is
+#: reproducible from its run directory).
+N_RESAMPLES = 10_000
+CONFIDENCE_LEVEL = 0.95
+RANDOM_STATE = 0
+
 RandomState = int | np.random.Generator | None
 
 # Elements per gathered chunk of resamples: bounds memory (~16 MB per array) whatever the size.
@@ -242,8 +249,8 @@ def bootstrap_grid(
     statistic: str | Statistic = "cell_mean",
     method: str = "bca",
     within_task: str = DEFAULT_WITHIN_TASK,
-    n_resamples: int = 10_000,
-    confidence_level: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    confidence_level: float = CONFIDENCE_LEVEL,
     random_state: RandomState = 0,
 ) -> list[BootstrapResult]:
     """Two-level bootstrap of every metric of a CellGrid with one shared set of resamples.
@@ -300,8 +307,8 @@ def hierarchical_bootstrap(
     statistic: str | Statistic = "cell_mean",
     method: str = "bca",
     within_task: str = DEFAULT_WITHIN_TASK,
-    n_resamples: int = 10_000,
-    confidence_level: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    confidence_level: float = CONFIDENCE_LEVEL,
     random_state: RandomState = 0,
 ) -> BootstrapResult:
     """Seeded two-level bootstrap CI of a statistic of cell values indexed by (task, seed).

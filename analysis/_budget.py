@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from forge_eval._errors import UsageError
-from forge_eval.analysis._bootstrap import RandomState
+from forge_eval.analysis._bootstrap import N_RESAMPLES, RANDOM_STATE, RandomState
 from forge_eval.analysis._metrics import MetricSummary, summarize_trials
 from forge_eval.analysis._runs import load_run
 from forge_eval.rundir import RunDir, write_json
@@ -52,7 +52,7 @@ def budget_curves(
     epochs: int,
     graded: bool,
     fractional: bool = False,
-    n_resamples: int = 10_000,
+    n_resamples: int = N_RESAMPLES,
     random_state: RandomState = 0,
 ) -> dict[int, dict[str, MetricSummary]]:
     """Budget -> every headline metric (with its CI) at that budget; same bootstrap seed at each budget."""
@@ -78,7 +78,11 @@ def turn_quantiles(trials: pd.DataFrame) -> dict[str, float]:
 
 
 def write_budgets(
-    run_dir: Path, budgets: tuple[int, ...], *, n_resamples: int = 10_000, random_state: int = 0
+    run_dir: Path,
+    budgets: tuple[int, ...],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    random_state: int = RANDOM_STATE,
 ) -> Path:
     """Compute every metric of the run in `run_dir` at each budget into `run_dir/budgets.json`.
 

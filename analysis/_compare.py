@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from forge_eval._errors import UsageError
-from forge_eval.analysis._bootstrap import STATISTICS
+from forge_eval.analysis._bootstrap import N_RESAMPLES, RANDOM_STATE, STATISTICS
 from forge_eval.analysis._budget import at_step_budget
 from forge_eval.analysis._metrics import HEADLINE_STATISTIC, cell_metrics, summarize_trials, trial_cells
 from forge_eval.analysis._noise import paired_noise_floor
@@ -163,8 +163,8 @@ def compare_pair(
     run: RunTrials,
     *,
     budgets: tuple[int, ...] = (),
-    n_resamples: int = 10_000,
-    random_state: int = 0,
+    n_resamples: int = N_RESAMPLES,
+    random_state: int = RANDOM_STATE,
 ) -> dict[str, Any]:
     """Every headline metric of `run` minus `baseline` on their shared (task, seed) cells, with CIs."""
     if baseline.results.benchmark != run.results.benchmark:
@@ -211,8 +211,8 @@ def compare_runs(
     *,
     budgets: tuple[int, ...] = (),
     behavior: bool = True,
-    n_resamples: int = 10_000,
-    random_state: int = 0,
+    n_resamples: int = N_RESAMPLES,
+    random_state: int = RANDOM_STATE,
 ) -> dict[str, Any]:
     """Compare every run after the first with the first (the baseline).
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from forge_eval.analysis._bootstrap import N_RESAMPLES, RANDOM_STATE
 from forge_eval.analysis._budget import turn_quantiles
 from forge_eval.analysis._compare import compare_pair
 from forge_eval.analysis._metrics import HEADLINE_STATISTIC
@@ -71,8 +72,8 @@ def harness_matrix(
     *,
     budgets: tuple[int, ...] = (),
     root: Path | None = None,
-    n_resamples: int = 10_000,
-    random_state: int = 0,
+    n_resamples: int = N_RESAMPLES,
+    random_state: int = RANDOM_STATE,
 ) -> dict[str, Any]:
     """Per harness: headline, capabilities, calls and tokens per task; per pair: paired differences.
 

@@ -21,7 +21,9 @@ from numpy.typing import NDArray
 from forge_eval._errors import UsageError
 from forge_eval._files import json_safe
 from forge_eval.analysis._bootstrap import (
+    CONFIDENCE_LEVEL,
     DEFAULT_WITHIN_TASK,
+    N_RESAMPLES,
     STATISTICS,
     BootstrapResult,
     RandomState,
@@ -213,10 +215,10 @@ def summarize_trials(
     epochs: int,
     graded: bool,
     fractional: bool = False,
-    n_resamples: int = 10_000,
+    n_resamples: int = N_RESAMPLES,
     method: str = "bca",
     within_task: str = DEFAULT_WITHIN_TASK,
-    confidence_level: float = 0.95,
+    confidence_level: float = CONFIDENCE_LEVEL,
     random_state: RandomState = 0,
 ) -> dict[str, MetricSummary]:
     """Headline metrics of a run, one MetricSummary per metric name.

@@ -24,6 +24,7 @@ import pandas as pd
 from scipy import optimize, stats
 
 from forge_eval._errors import UsageError
+from forge_eval.analysis._bootstrap import CONFIDENCE_LEVEL
 from forge_eval.analysis._metrics import trial_cells
 
 #: The power at which the minimum detectable difference is stated (the usual 80%).
@@ -143,7 +144,7 @@ def noise_floor(
     epochs: int,
     graded: bool,
     fractional: bool = False,
-    confidence_level: float = 0.95,
+    confidence_level: float = CONFIDENCE_LEVEL,
     power: float = POWER,
 ) -> dict[str, Any]:
     """The run's verdict flips across seeds and the MDD of its headline metric (`success_rate`).

@@ -11,6 +11,8 @@ import pandas as pd
 
 from forge_eval._errors import UsageError
 from forge_eval.analysis._bootstrap import (
+    CONFIDENCE_LEVEL,
+    N_RESAMPLES,
     BootstrapResult,
     RandomState,
     Statistic,
@@ -62,8 +64,8 @@ def paired_difference(
     statistic: str | Statistic = "cell_mean",
     method: str = "bca",
     within_task: str = "keep",
-    n_resamples: int = 10_000,
-    confidence_level: float = 0.95,
+    n_resamples: int = N_RESAMPLES,
+    confidence_level: float = CONFIDENCE_LEVEL,
     random_state: RandomState = 0,
 ) -> PairedDifference:
     """Two-level bootstrap CI of the mean paired difference b - a.

@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Any
 
+from forge_eval.analysis._bootstrap import N_RESAMPLES, RANDOM_STATE
 from forge_eval.analysis.behavior._summary import compare_behavior, summarize_behavior
 from forge_eval.analysis.behavior._transcripts import read_run_transcripts
 from forge_eval.rundir import RunDir, json_safe, write_json
@@ -17,8 +18,8 @@ def analyze_run(
     run_dir: str | Path,
     compare: str | Path | None = None,
     *,
-    n_resamples: int = 10_000,
-    random_state: int = 0,
+    n_resamples: int = N_RESAMPLES,
+    random_state: int = RANDOM_STATE,
 ) -> dict[str, Any]:
     """Measure the behavior of a run and write it to `run_dir/behavior.json`.
 

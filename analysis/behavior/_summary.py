@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from forge_eval.analysis._bootstrap import BootstrapResult, hierarchical_bootstrap
+from forge_eval.analysis._bootstrap import N_RESAMPLES, RANDOM_STATE, BootstrapResult, hierarchical_bootstrap
 from forge_eval.analysis._paired import paired_difference
 from forge_eval.analysis.behavior._capabilities import CAPABILITIES, capability_names, capability_values
 from forge_eval.analysis.behavior._transcripts import Transcripts
@@ -194,7 +194,7 @@ def _estimator(n_resamples: int, random_state: int) -> str:
 
 
 def summarize_behavior(
-    transcripts: Transcripts, *, n_resamples: int = 10_000, random_state: int = 0
+    transcripts: Transcripts, *, n_resamples: int = N_RESAMPLES, random_state: int = RANDOM_STATE
 ) -> dict[str, Any]:
     """All behavior metrics with CIs, overall and per harness, as a JSON-ready dict."""
     return {
@@ -230,7 +230,7 @@ def _paired(
 
 
 def compare_behavior(
-    this: Transcripts, other: Transcripts, *, n_resamples: int = 10_000, random_state: int = 0
+    this: Transcripts, other: Transcripts, *, n_resamples: int = N_RESAMPLES, random_state: int = RANDOM_STATE
 ) -> dict[str, Any]:
     """Paired differences this − other of every behavior metric, on the (task, seed) cells both have.
 

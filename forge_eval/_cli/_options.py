@@ -5,6 +5,8 @@ from typing import Any
 import click
 import yaml
 
+# forge_eval.analysis's N_RESAMPLES and RANDOM_STATE, written out: the commands' interfaces load no pandas
+# or scipy (forge_eval._lazy); tests/analysis/test_stats_bootstrap.py checks that they agree.
 resamples_option = click.option(
     "--resamples", default=10_000, help="Bootstrap resamples per interval."
 )

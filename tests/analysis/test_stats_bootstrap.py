@@ -220,3 +220,25 @@ def test_clear_errors_for_bad_input():
         hierarchical_bootstrap(good, n_resamples=1)
     with pytest.raises(UsageError, match="confidence_level"):
         hierarchical_bootstrap(good, confidence_level=95)
+
+
+def test_the_bootstrap_defaults_have_one_home():
+    """Every interval's default resamples, level and seed come from analysis's constants; the CLI's options
+    (which load no pandas) state the same numbers."""
+    import inspect as pyinspect
+
+    from forge_eval import analysis
+    from forge_eval._cli._options import bootstrap_seed_option, resamples_option
+    from forge_eval.training.ablation import _inference, _summary
+
+    def default(decorator, name):
+        return next(p.default for p in decorator(lambda **_: None).__click_params__ if p.name == name)
+
+    assert default(resamples_option, "resamples") == analysis.N_RESAMPLES
+    assert default(bootstrap_seed_option, "bootstrap_seed") == analysis.RANDOM_STATE
+    functions = [analysis.compare_runs, analysis.summarize_trials, _summary.summarize, _inference.sign_flip_p]
+    for function in functions:
+        parameters = pyinspect.signature(function).parameters
+        for name, value in (("n_resamples", analysis.N_RESAMPLES), ("random_state", analysis.RANDOM_STATE)):
+            if name in parameters and parameters[name].default is not pyinspect.Parameter.empty:
+                assert parameters[name].default == value, (function.__name__, name)

@@ -19,6 +19,7 @@ from typing import Any
 from forge_eval._errors import ForgeError, UsageError
 from forge_eval._registry import Registry
 from forge_eval._status import duration, status
+from forge_eval.analysis import N_RESAMPLES
 from forge_eval.rundir import write_json
 from forge_eval.training.ablation._harness import HARNESS
 from forge_eval.training.ablation._loss import DEFAULT_LOSS_AGG, LOSS_AGGREGATIONS
@@ -157,7 +158,7 @@ def run_ablation(
     jobs: int = 2,
     command: str = "",
     progress: Callable[[str], None] = status,
-    n_resamples: int = 10_000,
+    n_resamples: int = N_RESAMPLES,
 ) -> dict[str, Any]:
     """Train (or resume) every run of the ablation, then write `out/ablation.json` and return it."""
     config.check()

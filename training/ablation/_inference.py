@@ -37,13 +37,17 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import stats
 
+from forge_eval.analysis import RANDOM_STATE
+
 ALPHA = 0.05
 EXACT_MAX = 20  # 2^20 sign patterns, enumerated in chunks; more seeds use Monte Carlo
 _MONTE_CARLO = 200_000
 _CHUNK_BITS = 16
 
 
-def sign_flip_p(differences: NDArray[np.float64] | list[float], *, random_state: int = 0) -> float:
+def sign_flip_p(
+    differences: NDArray[np.float64] | list[float], *, random_state: int = RANDOM_STATE
+) -> float:
     """Two-sided p of the paired sign-flip test of mean 0: the share of sign patterns whose |sum| is at
     least the observed |sum| (the observed pattern counts, so p >= 2^(1-n))."""
     d = np.asarray(differences, dtype=float)
@@ -111,7 +115,7 @@ def t_interval(differences: NDArray[np.float64], level: float) -> tuple[float, f
 
 
 def crossed_bootstrap(
-    cells: NDArray[np.float64], level: float, *, n_resamples: int, random_state: int = 0
+    cells: NDArray[np.float64], level: float, *, n_resamples: int, random_state: int = RANDOM_STATE
 ) -> tuple[float, float]:
     """Percentile interval of the grand mean of `cells` (seeds x tasks), seeds and tasks resampled
     independently with replacement. The mean over a drawn grid is w_s' C w_t / (n_s n_t), with w the
@@ -137,7 +141,9 @@ _EXACT_SIGNED = 12  # up to this many signed seeds the simulated sign-flip p is 
 _NORMAL_SIGNED = 40  # beyond this many, the sign-flip sum's normal approximation
 
 
-def told_apart_share(draws: NDArray[np.float64], alpha: float, *, random_state: int = 0) -> float:
+def told_apart_share(
+    draws: NDArray[np.float64], alpha: float, *, random_state: int = RANDOM_STATE
+) -> float:
     """The share of simulated ablations (rows of per-seed differences) that the summary's rule tells
     apart at corrected level `alpha`: the t interval at 1 - alpha excludes 0 and the sign-flip p is at
     most alpha. The p is exact with up to 12 non-zero differences (ties dropped: they change neither count),
@@ -181,7 +187,7 @@ def runs_for_power(
     power: float = 0.8,
     most: int = 500,
     *,
-    random_state: int = 0,
+    random_state: int = RANDOM_STATE,
 ) -> int | None:
     """The fewest runs per variant with which the summary's decision rule (`told_apart_share`) tells the
     pair apart with probability `power` at corrected level `alpha`, when each run's difference is drawn
@@ -245,7 +251,7 @@ def run_level(
     level: float,
     *,
     n_resamples: int,
-    random_state: int = 0,
+    random_state: int = RANDOM_STATE,
     comparisons: int | None = None,
 ) -> RunLevel:
     """Summarise `cells` (seeds x tasks) over runs. Without `comparisons` the cells are success rates and

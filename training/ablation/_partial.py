@@ -18,6 +18,7 @@ from typing import Any
 
 from forge_eval._errors import UsageError
 from forge_eval._status import status
+from forge_eval.analysis import N_RESAMPLES
 from forge_eval.rundir import write_json
 from forge_eval.training.ablation._experiment import (
     POLICY_SETTINGS,
@@ -116,7 +117,7 @@ def run_partial_ablation(
     jobs: int = 2,
     command: str = "",
     progress: Callable[[str], None] = status,
-    n_resamples: int = 10_000,
+    n_resamples: int = N_RESAMPLES,
 ) -> dict[str, Any]:
     """Train (or resume) every run, then write `out/partial-ablation.json` and return it."""
     config.check()

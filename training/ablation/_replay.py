@@ -15,6 +15,7 @@ import numpy as np
 from scipy import stats
 
 from forge_eval._errors import UsageError
+from forge_eval.analysis import N_RESAMPLES, RANDOM_STATE
 from forge_eval.proxy import iter_attempts, read_calls, read_rollout
 from forge_eval.proxy.records import RoleTag
 from forge_eval.training import build_batch, build_trajectory, credit_variant, discard_reason
@@ -131,8 +132,8 @@ def replay(
     records: Path,
     variants: tuple[str, ...] = ("broadcast", "masked", "terminal"),
     *,
-    n_resamples: int = 10_000,
-    random_state: int = 0,
+    n_resamples: int = N_RESAMPLES,
+    random_state: int = RANDOM_STATE,
 ) -> dict[str, Any]:
     """Per harness and variant, the token and advantage-mass shares of each role, with CIs over rollouts."""
     for v in variants:

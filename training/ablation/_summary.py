@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from forge_eval.analysis import N_RESAMPLES, RANDOM_STATE
 from forge_eval.training.ablation._inference import ALPHA, RunLevel, run_level, runs_needed
 
 METRICS = {"final": "final held-out success", "auc": "area under the held-out success curve"}
@@ -123,7 +124,10 @@ def _pair_sentence(a: str, b: str, entry: dict[str, Any], enough: bool) -> str:
 
 
 def summarize(
-    runs_by_variant: dict[str, list[dict[str, Any]]], *, n_resamples: int = 10_000, random_state: int = 0
+    runs_by_variant: dict[str, list[dict[str, Any]]],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    random_state: int = RANDOM_STATE,
 ) -> dict[str, Any]:
     """Statistics of one ablation (one loss aggregation mode): per variant its curves and run-level
     success; per pair of variants the run-level differences; a plain-language verdict."""
