@@ -36,7 +36,9 @@ COST_COLUMNS = (
 )
 
 
-def _prompt(usage: ModelUsage) -> int:
+def prompt_tokens(usage: ModelUsage) -> int:
+    """Every prompt token of a call, as providers count them: Inspect's input tokens plus cache reads and
+    cache writes (which Inspect counts apart)."""
     return usage.input_tokens + (usage.input_tokens_cache_read or 0) + (usage.input_tokens_cache_write or 0)
 
 
@@ -59,11 +61,11 @@ def attempt_cost(log: EvalLog, sample: EvalSample) -> dict[str, Any]:
         usage = event.output.usage if event.output else None
         if event.role:
             row["role_calls"] += 1
-            row["role_tokens"] += (_prompt(usage) + usage.output_tokens) if usage else 0
+            row["role_tokens"] += (prompt_tokens(usage) + usage.output_tokens) if usage else 0
             continue
         row["calls"] += 1
         if usage is not None:
-            row["prompt_tokens"] += _prompt(usage)
+            row["prompt_tokens"] += prompt_tokens(usage)
             row["cached_tokens"] += usage.input_tokens_cache_read or 0
             row["completion_tokens"] += usage.output_tokens
     return row

@@ -9,10 +9,12 @@ import pandas as pd
 from inspect_ai.event import ModelEvent
 from inspect_ai.log import EvalLog
 
+from forge_eval.analysis._cost import prompt_tokens
 from forge_eval.analysis._trials import is_agent_turn, log_seed
 
-#: Per-trial usage columns after task_id, seed, epoch (tokens as the provider counted them).
-USAGE_COLUMNS = ("calls", "input_tokens", "output_tokens", "cached_tokens", "total_tokens")
+#: Per-trial usage columns after task_id, seed, epoch; tokens as the run's cost counts them
+#: (`prompt_tokens` includes the cached ones, as providers bill them).
+USAGE_COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens")
 
 
 def trial_usage(logs: list[EvalLog]) -> pd.DataFrame:
@@ -40,10 +42,10 @@ def _tokens(turns: list[ModelEvent]) -> dict[str, int]:
         usage = event.output.usage
         if usage is None:
             continue
-        counts["input_tokens"] += usage.input_tokens
-        counts["output_tokens"] += usage.output_tokens
+        counts["prompt_tokens"] += prompt_tokens(usage)
+        counts["completion_tokens"] += usage.output_tokens
         counts["cached_tokens"] += usage.input_tokens_cache_read or 0
-        counts["total_tokens"] += usage.total_tokens
+        counts["total_tokens"] += prompt_tokens(usage) + usage.output_tokens
     return counts
 
 

@@ -9,7 +9,7 @@ from forge_eval.reports._format import esc, interval, percent, points
 from forge_eval.reports._sections import Section
 from forge_eval.rundir import RunResults, metric_order
 
-_USAGE = (("calls", "calls"), ("input_tokens", "input tokens"), ("output_tokens", "output tokens"))
+_USAGE = (("calls", "calls"), ("prompt_tokens", "prompt tokens"), ("completion_tokens", "completion tokens"))
 
 
 def harness_matrix(results: RunResults) -> Section | None:

@@ -53,8 +53,8 @@ def _harness(name: str, trials: pd.DataFrame) -> HarnessRun:
     )
     usage = trials[["task_id", "seed", "epoch"]].assign(
         calls=trials["model_turns"],
-        input_tokens=trials["model_turns"] * 900,
-        output_tokens=trials["model_turns"] * 60,
+        prompt_tokens=trials["model_turns"] * 900,
+        completion_tokens=trials["model_turns"] * 60,
         cached_tokens=0,
         total_tokens=trials["model_turns"] * 960,
     )
