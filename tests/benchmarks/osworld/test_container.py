@@ -362,7 +362,7 @@ def test_podman_scores_a_task_as_docker_does(osworld_root: Path) -> None:
     if shutil.which("podman") is None:
         pytest.skip(
             "podman is not installed (scripts/setup.d sets up docker only: a second engine would build and "
-            "store the 2.6 GB desktop image again)"
+            "store the 2.9 GB desktop image again)"
         )
     if problems := engine_problems("podman"):
         pytest.skip("podman cannot run containers here: " + "; ".join(problems))
