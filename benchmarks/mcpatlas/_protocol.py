@@ -175,7 +175,8 @@ def _servers_element(run: RunUsed, tasks: list[AtlasTask], seeds: Path | None) -
     if _servers.online() and web:
         reach = (
             f"the web-API servers ({', '.join(web)}) reached the live web as upstream's do, each through the "
-            "run's egress gate (public addresses only, no host port)"
+            "run's egress gate (public addresses only, no host port); the npm ones on Node 24 (upstream: "
+            "Node 20), whose fetch honours the proxy variables"
         )
     elif _servers.online():
         reach = "online; the run's tasks needed no web-API server"

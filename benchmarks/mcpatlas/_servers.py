@@ -32,7 +32,7 @@ from forge_eval._registry import Registry
 from forge_eval.benchmarks._selection import SkipRules
 from forge_eval.benchmarks.mcpatlas._data import AtlasTask, server_of
 from forge_eval.benchmarks.web import live_web_available
-from forge_eval.harnesses import NpmPackage, ensure_installed, npm_prefix
+from forge_eval.harnesses import NODE24, NpmPackage, ensure_installed, node24_bin, npm_prefix
 from forge_eval.sandbox import SandboxSpec, SandboxUser
 
 #: The seeded data folder of upstream's image in arguments/environment, `/data` in the sandbox.
@@ -102,6 +102,8 @@ class AtlasServer:
     def installed(self) -> bool:
         if not self.executable().exists():
             return False
+        if self.web and self.registry == "npm" and NODE24.installed_version(npm_prefix()) != NODE24.version:
+            return False
         return not self.module or any(self.venv().glob(f"lib/python*/site-packages/{self.module}"))
 
     def requirement(self) -> str:
@@ -164,8 +166,9 @@ class AtlasServer:
         host:port), forwarded to the sandbox's `EGRESS_PORT` and named by the proxy variables that
         Python's and Node's HTTP clients read; without it the server has no network."""
         command, args, env = self.launch(IMAGE_DATA)
-        path = f"{self.venv() / 'bin'}:/usr/local/bin:/usr/bin:/bin"
         web = egress is not None and self.web
+        node = [str(node24_bin(npm_prefix()))] if web and self.registry == "npm" else []
+        path = ":".join([*node, str(self.venv() / "bin"), "/usr/local/bin", "/usr/bin", "/bin"])
         return SandboxSpec(
             argv=[command, *args],
             workdir=data,
@@ -179,10 +182,15 @@ class AtlasServer:
 
 
 def proxy_variables() -> dict[str, str]:
-    """The environment that sends a web server's HTTP(S) through the forwarded gate (HTTP CONNECT)."""
+    """The environment that sends a web server's HTTP(S) through the forwarded gate (an HTTP proxy).
+    Node 20's fetch ignores proxy variables, so the npm web servers run on the harnesses' Node 24 with
+    `NODE_USE_ENV_PROXY`; loopback is not proxied, so that a client doing its own proxying (axios)
+    reaches the gate itself."""
     proxy = f"http://127.0.0.1:{EGRESS_PORT}"
     names = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
-    return {**{n: proxy for n in names}, **{n.lower(): proxy for n in names}, "NODE_USE_ENV_PROXY": "1"}
+    variables = {**{n: proxy for n in names}, **{n.lower(): proxy for n in names}}
+    direct = "127.0.0.1,localhost"
+    return {**variables, "NO_PROXY": direct, "no_proxy": direct, "NODE_USE_ENV_PROXY": "1"}
 
 
 @cache
@@ -406,6 +414,8 @@ def install(names: Iterable[str] | None = None) -> None:
         raise ForgeError(f"cannot install {', '.join(bad)}: {SERVERS.get(bad[0]).blocker}")
     todo = [s for s in chosen if not s.installed()]
     npm = [NpmPackage(s.package, s.version, s.command) for s in todo if s.registry == "npm" and not s.source]
+    if any(s.web and s.registry == "npm" for s in chosen):
+        npm.insert(0, NODE24)  # the npm web servers' Node (`proxy_variables`)
     if npm:
         ensure_installed(npm)
     for server in (s for s in todo if s.registry == "npm" and s.source):

@@ -9,9 +9,9 @@ changes between check and use (rebinding) changes nothing.
 
 Written here rather than taken from a library: the check has to run on the resolved address at connect
 time, inside the episode's event loop, and the protocol subset Chromium uses (SOCKS5, no
-authentication, CONNECT) is a few lines. The same port also answers HTTP CONNECT, the one proxy protocol
-that programs configured by `HTTPS_PROXY` speak without extra packages (MCP-Atlas's web-API servers);
-a plain-HTTP proxy request is refused (405).
+authentication, CONNECT) is a few lines. The same port also answers HTTP proxy requests, the proxy
+protocol that programs configured by `HTTP(S)_PROXY` speak without extra packages (MCP-Atlas's web-API
+servers): CONNECT, and a request for an absolute http(s) URL, which the gate sends on itself.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import contextlib
 import ipaddress
 import logging
 import socket
+import ssl
+from urllib.parse import urlsplit
 
 from forge_eval.benchmarks.web._policy import IPAddress, NetworkPolicy, Refused, normal_host
 
@@ -30,6 +32,8 @@ log = logging.getLogger(__name__)
 _OK, _NOT_ALLOWED, _UNREACHABLE, _REFUSED, _BAD_COMMAND, _BAD_ADDRESS = 0, 2, 4, 5, 7, 8
 #: The same outcomes as an HTTP proxy's status line.
 _HTTP_STATUS = {_OK: b"200 Connection established", _NOT_ALLOWED: b"403 Forbidden"}
+#: What an HTTP proxy request may ask for, and its default port.
+_HTTP_PORTS = {"connect": 0, "http": 80, "https": 443}
 
 
 class EgressGate:
@@ -104,24 +108,41 @@ class EgressGate:
     async def _http_connect(
         self, first: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
-        """An HTTP proxy request: `CONNECT host:port` is admitted as a SOCKS5 CONNECT is."""
+        """An HTTP proxy request: `CONNECT host:port` is admitted as a SOCKS5 CONNECT is; a request for an
+        absolute http(s) URL (axios sends https ones so too) is sent on by the gate, over TLS for https,
+        asking the site to close the connection after its answer."""
         head = first + await reader.readuntil(b"\r\n\r\n")
-        method, _, rest = head.split(b"\r\n", 1)[0].decode("latin-1").partition(" ")
-        host, _, port = rest.partition(" ")[0].rpartition(":")
-        if method != "CONNECT" or not port.isdigit():
-            writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nAllow: CONNECT\r\nContent-Length: 0\r\n\r\n")
+        line, _, headers = head.partition(b"\r\n")
+        method, target, version = [*line.decode("latin-1").split(" "), "", ""][:3]
+        parts = urlsplit(target if method != "CONNECT" else f"//{target}")
+        scheme = parts.scheme if method != "CONNECT" else "connect"
+        try:
+            port = parts.port or _HTTP_PORTS.get(scheme, 0)
+        except ValueError:
+            port = 0
+        if scheme not in _HTTP_PORTS or not parts.hostname or not port:
+            writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             await writer.drain()
             return None
-        code, upstream = await self._open(host, int(port))
-        status = _HTTP_STATUS.get(code, b"502 Bad Gateway")
-        writer.write(b"HTTP/1.1 " + status + b"\r\n\r\n")
-        await writer.drain()
+        code, upstream = await self._open(parts.hostname, port, tls=scheme == "https")
+        if upstream is None or method == "CONNECT":
+            status = _HTTP_STATUS.get(code, b"502 Bad Gateway")
+            end = b"\r\n\r\n" if upstream else b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            writer.write(b"HTTP/1.1 " + status + end)
+            await writer.drain()
+            return upstream
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        hop = (b"proxy-", b"connection:", b"keep-alive:")
+        kept = [h for h in headers.split(b"\r\n") if h and not h.lower().startswith(hop)]
+        request = [f"{method} {path} {version}".encode("latin-1"), *kept, b"Connection: close"]
+        upstream[1].write(b"\r\n".join(request) + b"\r\n\r\n")
         return upstream
 
     async def _open(
-        self, host: str, port: int
+        self, host: str, port: int, tls: bool = False
     ) -> tuple[int, tuple[asyncio.StreamReader, asyncio.StreamWriter] | None]:
-        """A connection to an admitted address of `host`, with the SOCKS5 reply code saying how it went."""
+        """A connection to an admitted address of `host` (TLS to `host` when `tls`), with the SOCKS5 reply
+        code saying how it went."""
         try:
             addresses = await self._admit(host, port)
         except Refused as e:
@@ -132,9 +153,11 @@ class EgressGate:
             return _UNREACHABLE, None
         for address in addresses:
             try:
-                upstream = await asyncio.wait_for(
-                    asyncio.open_connection(str(address), port), self.connect_timeout_s
+                context = ssl.create_default_context() if tls else None
+                connecting = asyncio.open_connection(
+                    str(address), port, ssl=context, server_hostname=host if tls else None
                 )
+                upstream = await asyncio.wait_for(connecting, self.connect_timeout_s)
             except (OSError, TimeoutError):
                 continue
             return _OK, upstream

@@ -32,7 +32,7 @@ from forge_eval.harnesses._facts import EXIT_CODE, HarnessFacts, TaggingCues, To
 from forge_eval.harnesses._harness import Harness
 from forge_eval.harnesses._lookup import facts_among
 from forge_eval.harnesses._messages import to_inspect
-from forge_eval.harnesses._npm import NpmPackage, ensure_installed, npm_prefix
+from forge_eval.harnesses._npm import NODE24, NpmPackage, ensure_installed, node24_bin, npm_prefix
 from forge_eval.harnesses._openclaw import OpenClawHarness
 from forge_eval.harnesses._react import ReactHarness
 from forge_eval.harnesses._seeding import epoch_seed_for, seed_per_epoch
@@ -117,6 +117,7 @@ __all__ = [
     "KeptWorkspace",
     "Launch",
     "MolmoWebHarness",
+    "NODE24",
     "NpmPackage",
     "OpenClawHarness",
     "ProxyEndpoint",
@@ -133,6 +134,7 @@ __all__ = [
     "harness_settings",
     "is_text_only",
     "kept_workspace",
+    "node24_bin",
     "npm_prefix",
     "release_workspace",
     "seed_per_epoch",

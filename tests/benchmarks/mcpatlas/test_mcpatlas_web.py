@@ -28,11 +28,14 @@ from forge_eval.benchmarks.mcpatlas import (
 )
 from forge_eval.benchmarks.mcpatlas._servers import EGRESS_PORT
 from forge_eval.benchmarks.mcpatlas._task import open_egress
+from forge_eval.benchmarks.web import BrowserConfig, EgressGate, NetworkPolicy
 from forge_eval.sandbox import sandbox_user, sandboxed_command, start_sandbox
 from tests.sandbox._sandboxes import http_server, needs_bwrap
 
 TREE = "scaleapi+mcp-atlas@b290e67"
 WEB = sorted(name for name, s in SERVERS.items() if s.web)
+#: The servers' environment sends loopback directly (axios proxies by itself); the tests send it to the gate.
+PROXY_LOOPBACK = {"NO_PROXY": "", "no_proxy": ""}
 #: The tasks whose reference servers are all web-API servers (the others need data or are blocked).
 WEB_TASKS = {
     "688ba1b3e95696e72dd93e8d",  # osm-mcp-server, wikipedia
@@ -133,7 +136,8 @@ except OSError as e:
             gate, egress = opened
             spec = fetch.sandbox_spec(tmp_path, None, egress)
             python = str(fetch.venv() / "bin" / "python")
-            probe = dataclasses.replace(spec, argv=[python, "-c", script.format(port=port)], timeout_s=60)
+            argv = [python, "-c", script.format(port=port)]
+            probe = dataclasses.replace(spec, argv=argv, env={**spec.env, **PROXY_LOOPBACK}, timeout_s=60)
             result = await (await start_sandbox(probe)).wait()
             return result.stdout + result.stderr, dict(gate.refusals)
 
@@ -141,8 +145,48 @@ except OSError as e:
         out, refusals = asyncio.run(run(port))
     assert "host secret" not in out and "direct reached" not in out, out
     assert "proxy refused" in out and "403" in out, out
-    assert "plain 405" in out, out  # the gate relays CONNECT alone
+    assert "plain 403" in out, out  # an absolute-URL request is checked as a CONNECT is
     assert ("127.0.0.1", port) in refusals
+
+
+NODE_FETCH = """
+fetch("http://127.0.0.1:{port}/").then(async r => console.log("status", r.status, await r.text()),
+                                      e => console.log("failed", String(e.cause)))
+"""
+
+
+@needs_bwrap
+def test_the_gate_sends_a_web_servers_requests_on(tmp_path: Path) -> None:
+    """A site the gate's policy admits (here a host loopback port, as a benchmark's own site) is reached
+    from the sandbox, which has no network of its own, only through the gate: by a PyPI server's client
+    (httpx, an absolute-URL request) and by an npm server's Node (24, `NODE_USE_ENV_PROXY`: its fetch
+    tunnels with CONNECT)."""
+    fetch, context7 = SERVERS.get("fetch"), SERVERS.get("context7")
+    if not (fetch.installed() and context7.installed()):
+        pytest.skip("fetch or context7 is not installed: run scripts/setup.d/45-mcp-servers.sh")
+
+    async def run(port: int) -> tuple[str, str]:
+        config = BrowserConfig(offline=False, local_origins=(f"http://127.0.0.1:{port}",))
+        gate = EgressGate(NetworkPolicy(config), 10.0)
+        egress = (await gate.start()).removeprefix("socks5://")
+        try:
+            python = str(fetch.venv() / "bin" / "python")
+            code = f"import httpx; print('got', httpx.get('http://127.0.0.1:{port}/').text)"
+            spec = fetch.sandbox_spec(tmp_path, None, egress)
+            spec = dataclasses.replace(spec, argv=[python, "-c", code], env={**spec.env, **PROXY_LOOPBACK})
+            py = await (await start_sandbox(dataclasses.replace(spec, timeout_s=60))).wait()
+            node = context7.sandbox_spec(tmp_path, None, egress)
+            argv = ["node", "-e", NODE_FETCH.format(port=port)]
+            node = dataclasses.replace(node, argv=argv, env={**node.env, **PROXY_LOOPBACK}, timeout_s=60)
+            js = await (await start_sandbox(node)).wait()
+        finally:
+            await gate.close()
+        return py.stdout + py.stderr, js.stdout + js.stderr
+
+    with http_server(b"served") as port:
+        py, js = asyncio.run(run(port))
+    assert "got served" in py, py
+    assert "status 200 served" in js, js
 
 
 def test_offline_the_web_servers_tasks_are_skipped_with_the_reason(upstream_trees: Path) -> None:
