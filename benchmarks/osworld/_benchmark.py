@@ -2,36 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from forge_eval.benchmarks._benchmark import Benchmark, Card, OfficialSettings, RunUsed
-from forge_eval.benchmarks._selection import Selection
-from forge_eval.benchmarks.osworld._data import data_root
 from forge_eval.benchmarks.osworld._evaluators import INSTALL_HINT
 from forge_eval.benchmarks.osworld._protocol import protocol
-from forge_eval.benchmarks.osworld._providers import PROVIDERS, make_provider
-from forge_eval.benchmarks.osworld._task import check_choices, osworld, runnable, to_sample
+from forge_eval.benchmarks.osworld._providers import make_provider
+from forge_eval.benchmarks.osworld._task import osworld, select_tasks
 from forge_eval.benchmarks.osworld.install import missing_checker_packages
 from forge_eval.rundir import ProtocolRecord
-
-
-def select_tasks(
-    data_dir: Path | str | None = None,
-    provider: str = "local",
-    subset: str = "all",
-    task_ids: str | None = None,
-    domain: str | None = None,
-    action_space: str = "pyautogui",
-    observation: str = "auto",
-    prompt: str = "upstream",
-    waits: str = "upstream",
-) -> Selection:
-    """The chosen tasks that `provider` can run, and the others with the reason; a named choice the task
-    does not take is refused here, before the run creates anything."""
-    check_choices(action_space=action_space, observation=observation, prompt=prompt, waits=waits)
-    PROVIDERS.get(provider)  # an unknown one lists the valid names here, not once the run has started
-    tasks, skipped = runnable(data_root(data_dir), provider, subset, task_ids, domain)
-    return Selection([to_sample(t) for t in tasks], skipped)
 
 
 class OSWorld(Benchmark):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -21,6 +22,7 @@ import httpx
 
 from forge_eval._errors import UnknownNameError, UsageError
 from forge_eval.benchmarks._acquire import DataSource, cache_root, locate_data
+from forge_eval.benchmarks._selection import select
 
 # One OSWorld tree gives the task JSONs, the evaluators (`desktop_env/`) and the agent's prompts
 # (`mm_agents/`). Pinned to the public snapshot of xlang-ai/OSWorld whose `evaluation_examples/` are the
@@ -120,27 +122,24 @@ def _load_all(root: Path) -> tuple[OSWorldTask, ...]:
 def load_tasks(
     root: Path, subset: str = "all", task_ids: str | None = None, domain: str | None = None
 ) -> list[OSWorldTask]:
-    """The tasks of a subset (all, nogdrive, small, infeasible), a domain, or listed ids."""
+    """The tasks of a subset (all, nogdrive, small, infeasible: OSWorld's task lists), of a domain, or
+    listed ids (which override both), chosen as every benchmark chooses (`select`)."""
     tasks = list(_load_all(root))
-    if task_ids:
-        by_id = {t.id: t for t in tasks}
-        wanted = [i.strip() for i in task_ids.split(",") if i.strip()]
-        for task_id in wanted:
-            if task_id not in by_id:
-                raise UnknownNameError("OSWorld task id", task_id, list(by_id))
-        return [by_id[i] for i in wanted]
-    if subset not in SUBSETS:
-        raise UnknownNameError("OSWorld subset", subset, list(SUBSETS))
-    if subset != "all":
-        index = json.loads((root / "evaluation_examples" / SUBSETS[subset]).read_text())
-        chosen = {i for ids in index.values() for i in ids}
-        tasks = [t for t in tasks if t.id in chosen]
-    if domain is not None:
-        domains = sorted({t.domain for t in _load_all(root)})
-        if domain not in domains:
-            raise UnknownNameError("OSWorld domain", domain, domains)
-        tasks = [t for t in tasks if t.domain == domain]
-    return tasks
+    subsets = {name: _listed(root, index) for name, index in SUBSETS.items() if name != "all"}
+    chosen = select(tasks, task_ids, subset, what="OSWorld", subsets=subsets, subset_kind="subset")
+    if task_ids or domain is None:
+        return chosen
+    domains = sorted({t.domain for t in tasks})
+    if domain not in domains:
+        raise UnknownNameError("OSWorld domain", domain, domains)
+    return [t for t in chosen if t.domain == domain]
+
+
+def _listed(root: Path, index: str) -> Callable[[OSWorldTask], bool]:
+    """Membership in one of OSWorld's task lists (`evaluation_examples/test_*.json`: domain -> ids)."""
+    listing = json.loads((root / "evaluation_examples" / index).read_text())
+    ids = {i for domain_ids in listing.values() for i in domain_ids}
+    return lambda task: task.id in ids
 
 
 def files_dir() -> Path:

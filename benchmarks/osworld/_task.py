@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.log import transcript
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import Score, Target, mean, scorer
@@ -27,12 +27,14 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import LimitExceededError
 
 from forge_eval._errors import UsageError
+from forge_eval.benchmarks._selection import Selection
+from forge_eval.benchmarks._task import benchmark_task
 from forge_eval.benchmarks.osworld._agent import UpstreamPolicy, run_defaults
 from forge_eval.benchmarks.osworld._client import DesktopClient
 from forge_eval.benchmarks.osworld._data import OSWorldTask, data_root, files_dir, load_tasks, task_cache_dir
 from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
 from forge_eval.benchmarks.osworld._home import PROVISIONERS
-from forge_eval.benchmarks.osworld._providers import Provider, Session, make_provider
+from forge_eval.benchmarks.osworld._providers import PROVIDERS, Provider, Session, make_provider
 from forge_eval.benchmarks.osworld._support import APP_PROGRAMS, split_runnable, support_context
 from forge_eval.benchmarks.osworld._waits import WAIT_POLICIES, Desktop, WaitPolicy, WaitRecord
 from forge_eval.harnesses import HARNESSES
@@ -277,6 +279,25 @@ def check_choices(
             raise UsageError(f"unknown {name} {value!r}", hint=f"use one of: {', '.join(map(str, valid))}")
 
 
+def select_tasks(
+    data_dir: Path | str | None = None,
+    provider: str = "local",
+    subset: str = "all",
+    task_ids: str | None = None,
+    domain: str | None = None,
+    action_space: str = "pyautogui",
+    observation: str = "auto",
+    prompt: str = "upstream",
+    waits: str = "upstream",
+) -> Selection:
+    """The chosen tasks that `provider` can run, and the others with the reason; a named choice the task
+    does not take is refused here, before the run creates anything."""
+    check_choices(action_space=action_space, observation=observation, prompt=prompt, waits=waits)
+    PROVIDERS.get(provider)  # an unknown one lists the valid names here, not once the run has started
+    tasks, skipped = runnable(data_root(data_dir), provider, subset, task_ids, domain)
+    return Selection([to_sample(t) for t in tasks], skipped)
+
+
 def runnable(
     root: Path, provider: str, subset: str = "all", task_ids: str | None = None, domain: str | None = None
 ) -> tuple[list[OSWorldTask], dict[str, str]]:
@@ -330,61 +351,55 @@ def osworld(
             launched apps up, screen, tree and files still, CPU idle; not comparable).
         data_dir: A checkout of the OSWorld tree (task data, evaluators and agent of one commit).
     """
-    check_choices(action_space=action_space, observation=observation, prompt=prompt, waits=waits)
     if max_steps < 1:
         raise UsageError(
             f"max_steps must be >= 1, got {max_steps}",
             hint=f"OSWorld reports {', '.join(map(str, STEP_CAPS))}",
         )
-    make_provider(provider)  # unknown providers fail here, before any sample runs
     if harness != "computer":
         HARNESSES.get(harness)
         raise UsageError(
             f"OSWorld runs with the 'computer' harness (its observe-act loop), not '{harness}'",
             hint="drop --harness or pass --harness computer",
         )
+    selection = select_tasks(
+        data_dir, provider, subset, task_ids, domain, action_space, observation, prompt, waits
+    )
     tree = data_root(data_dir)
-    tasks, skipped = runnable(tree, provider, subset, task_ids, domain)
-    if not tasks:
-        raise UsageError(
-            f"none of the {len(skipped)} chosen OSWorld tasks can run with provider '{provider}' here",
-            hint="see the skipped reasons (`forge-eval run` lists them); e.g. "
-            + "; ".join(f"{k[:8]}: {v}" for k, v in list(skipped.items())[:3]),
-        )
     upstream = run_defaults(tree)
     sampling = {
         "max_tokens": upstream["max_tokens"] if max_tokens is None else max_tokens,
         "top_p": upstream["top_p"] if top_p is None else top_p,
         "temperature": upstream["temperature"] if temperature is None else temperature,
     }
-    return Task(
-        dataset=MemoryDataset([to_sample(t) for t in tasks], name="osworld"),
-        solver=osworld_episode(
-            str(tree),
-            harness,
-            max_steps,
-            provider,
-            action_space,
-            observation,
-            upstream["sleep_after_execution"] if pause is None else pause,
-            prompt,
-            sampling,
-            ready_wait,
-            settle_wait,
-            waits,
-        ),
+    episode = osworld_episode(
+        str(tree),
+        harness,
+        max_steps,
+        provider,
+        action_space,
+        observation,
+        upstream["sleep_after_execution"] if pause is None else pause,
+        prompt,
+        sampling,
+        ready_wait,
+        settle_wait,
+        waits,
+    )
+    return benchmark_task(
+        "osworld",
+        selection,
+        seed=seed,
+        harness=harness,
+        agent=lambda _harness: episode,
         scorer=osworld_scorer(),
-        config=GenerateConfig(seed=seed, **sampling),
-        name="osworld",
+        config=GenerateConfig(**sampling),
         metadata={
-            "benchmark": "osworld",
-            "seed": seed,
-            "harness": harness,
             "provider": provider,
             "action_space": action_space,
             "max_steps": max_steps,
             "prompt": prompt,
             "waits": waits,
-            "skipped": len(skipped),
+            "skipped": len(selection.skipped),
         },
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from forge_eval._errors import UnknownNameError, UsageError
+from forge_eval.benchmarks import NothingRunnableError
 
 
 def _census(root: Path, provider: str, may_download: bool) -> tuple[list, dict[str, str]]:  # type: ignore[type-arg]
@@ -149,10 +150,13 @@ def test_selection_and_bad_names(osworld_root: Path) -> None:
 
     assert len(load_tasks(osworld_root, "small")) == 39
     assert len(load_tasks(osworld_root, domain="vlc")) == 17
-    with pytest.raises(UnknownNameError, match="Valid OSWorld subsets: all, infeasible, nogdrive, small"):
+    with pytest.raises(UsageError, match="unknown OSWorld subset 'everything'") as unknown:
         load_tasks(osworld_root, "everything")
-    with pytest.raises(UnknownNameError, match="OSWorld task id 'nope'"):
+    assert unknown.value.hint == "use one of: all, nogdrive, small, infeasible"
+    with pytest.raises(UnknownNameError, match="OSWorld task 'nope'"):
         load_tasks(osworld_root, task_ids="nope")
+    with pytest.raises(UnknownNameError, match="OSWorld domain 'word'"):
+        load_tasks(osworld_root, domain="word")
 
 
 def test_task_options_are_checked_before_anything_runs(osworld_root: Path) -> None:
@@ -167,7 +171,7 @@ def test_task_options_are_checked_before_anything_runs(osworld_root: Path) -> No
         osworld(provider="kvm", data_dir=data)
     with pytest.raises(UsageError, match="'computer' harness"):
         osworld(harness="react", data_dir=data)
-    with pytest.raises(UsageError, match="none of the 1 chosen OSWorld tasks can run"):
+    with pytest.raises(NothingRunnableError, match="none of the 1 chosen osworld tasks can run here"):
         osworld(task_ids="0ed39f63-6049-43d4-ba4d-5fa2fe04a951", data_dir=data)
 
 
