@@ -8,6 +8,7 @@ threads and the event loop stays responsive.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -78,31 +79,23 @@ class LlamaEngine:
         self._slots = SlotRouter(n_parallel)
 
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
-        slot = self._slots.acquire(request.get("messages") or [])
-        try:
-            result = self._server.handle_chat_completions(
-                request if slot is None else {**request, "id_slot": slot}
-            )
-        except ValueError as e:
-            raise EngineRequestError(
-                400, {"error": {"message": str(e), "type": "invalid_request_error"}}
-            ) from e
-        finally:
-            if slot is not None:
-                self._slots.release(slot)
-        return _checked(result)
+        return self._on_slot(self._server.handle_chat_completions, request, request.get("messages") or [])
 
     def complete_ids(
         self, prompt_ids: list[int], sampling: dict[str, Any], messages: list[Any]
     ) -> dict[str, Any]:
         """Sample a completion of a prompt given as token ids (llama.cpp evaluates exactly these);
         `messages` only picks the slot whose cached prompt it extends."""
+        return self._on_slot(self._server.handle_completions, {**sampling, "prompt": prompt_ids}, messages)
+
+    def _on_slot(
+        self, handle: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any], messages: list[Any]
+    ) -> dict[str, Any]:
+        """`handle(request)` on the slot whose cached prompt `messages` extend; llama.cpp's refusal of
+        the request becomes the HTTP 400 an OpenAI server gives."""
         slot = self._slots.acquire(messages)
-        request = {**sampling, "prompt": prompt_ids}
         try:
-            result = self._server.handle_completions(
-                request if slot is None else {**request, "id_slot": slot}
-            )
+            result = handle(request if slot is None else {**request, "id_slot": slot})
         except ValueError as e:
             raise EngineRequestError(
                 400, {"error": {"message": str(e), "type": "invalid_request_error"}}
