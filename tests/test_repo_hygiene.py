@@ -153,10 +153,6 @@ UPSTREAM_ROOM = ROOT / "forge_eval" / "upstream"
 LOADING_EXCEPTIONS = {
     # runs inside upstream's own interpreter (the desktop's), never imported by forge-eval
     "benchmarks/osworld/_inside/": "code of upstream's interpreter",
-    # OSWorld's placeholders for absent optional packages (`_placeholders`) and its swap of another
-    # `desktop_env` copy: they move onto `forge_eval.upstream`'s stand-ins with OSWorld's move onto the
-    # shared benchmark kit (issue 35); until then they are the one other place
-    "benchmarks/osworld/_evaluators.py": "OSWorld's placeholders, pending the move",
 }
 _LOADERS = {"spec_from_file_location", "module_from_spec", "exec_module"}
 _MODULES_WRITES = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__", "__delitem__"}

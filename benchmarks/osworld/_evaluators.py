@@ -27,10 +27,9 @@ import warnings
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from forge_eval._errors import ForgeError
-from forge_eval.upstream import exec_package
+from forge_eval.upstream import absent_module, import_own_package, modules_in_place
 
 #: The package the tree holds, and a file that proves a folder is an OSWorld tree with its code.
 PACKAGE = "desktop_env"
@@ -57,38 +56,6 @@ OPTIONAL_MODULES = {
 INSTALL_HINT = "python -m forge_eval.benchmarks.osworld.install  (or: pip install 'forge-eval[osworld]')"
 
 
-class _Absent:
-    """Stands in for a name from an optional module that is not installed; fails when used."""
-
-    def __init__(self, name: str, package: str) -> None:
-        self._name = name
-        self._package = package
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise ForgeError(
-            f"OSWorld's code needs '{self._name}', but the package {self._package} is not installed",
-            hint=f"pip install {self._package}",
-        )
-
-    def __getattr__(self, attr: str) -> _Absent:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        return _Absent(f"{self._name}.{attr}", self._package)
-
-
-def _absent_module(name: str) -> types.ModuleType:
-    module = types.ModuleType(name)
-    module.__path__ = []
-
-    def absent(attr: str) -> _Absent:
-        if attr.startswith("__"):  # module introspection (__file__, __spec__, ...) must see a plain module
-            raise AttributeError(attr)
-        return _Absent(f"{name}.{attr}", OPTIONAL_MODULES[name])
-
-    module.__getattr__ = absent  # type: ignore[method-assign]
-    return module
-
-
 def _installed(name: str) -> bool:
     try:
         return importlib.util.find_spec(name) is not None
@@ -102,23 +69,18 @@ def absent_modules() -> frozenset[str]:
     return frozenset(m for m in OPTIONAL_MODULES if not _installed(m))
 
 
-@contextlib.contextmanager
-def _placeholders() -> Iterator[None]:
+def _placeholders() -> contextlib.AbstractContextManager[None]:
     """Placeholders in `sys.modules` only while OSWorld's modules import (they keep their references).
 
     Left in place, they would make the rest of the process see e.g. `librosa` as importable with no
     `__spec__`, and libraries that probe optional packages (transformers, under veRL) fail on it.
     """
-    installed = []
-    for name in sorted(absent_modules()):
-        if name not in sys.modules:
-            sys.modules[name] = _absent_module(name)
-            installed.append(name)
-    try:
-        yield
-    finally:
-        for name in installed:
-            sys.modules.pop(name, None)
+    absent = {
+        name: absent_module(name, OPTIONAL_MODULES[name], f"pip install {OPTIONAL_MODULES[name]}")
+        for name in sorted(absent_modules())
+        if name not in sys.modules
+    }
+    return modules_in_place(absent)
 
 
 def _no_proxy_pool() -> None:
@@ -147,16 +109,8 @@ def tree_code(tree: Path) -> Path:
 
 def import_tree_package(package: Path) -> None:
     """Import the package at `package` (e.g. `<tree>/desktop_env`) under its own name, so that its
-    absolute imports resolve inside the tree; another copy already imported (PyPI's `desktop-env`,
-    another tree's) is dropped first."""
-    name = package.name
-    loaded = sys.modules.get(name)
-    origin = getattr(loaded, "__file__", None) if loaded is not None else None
-    if origin and Path(origin).resolve().parent == package.resolve():
-        return
-    for module_name in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
-        del sys.modules[module_name]
-    exec_package(name, package)
+    absolute imports resolve inside the tree (`forge_eval.upstream.import_own_package`)."""
+    import_own_package(package)
 
 
 @contextlib.contextmanager

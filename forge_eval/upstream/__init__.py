@@ -17,6 +17,7 @@ from forge_eval.upstream._loading import (
     exec_file,
     exec_package,
     import_file,
+    import_own_package,
     import_package,
     load_module,
     private_name,
@@ -40,7 +41,7 @@ from forge_eval.upstream._mcpatlas import (
     atlas_private_name,
 )
 from forge_eval.upstream._mcpatlas import litellm_shim as atlas_litellm_shim
-from forge_eval.upstream._stand_ins import modules_in_place, stand_in, stand_ins
+from forge_eval.upstream._stand_ins import absent_module, modules_in_place, stand_in, stand_ins
 from forge_eval.upstream._venv import UpstreamVenv
 
 __all__ = [
@@ -54,11 +55,13 @@ __all__ = [
     "atlas_import_package",
     "atlas_litellm_shim",
     "atlas_private_name",
+    "absent_module",
     "blob_id",
     "check_tree",
     "exec_file",
     "exec_package",
     "import_file",
+    "import_own_package",
     "import_package",
     "load_module",
     "manifest",

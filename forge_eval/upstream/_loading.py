@@ -59,6 +59,20 @@ def exec_package(name: str, folder: Path) -> ModuleType:
     return package
 
 
+def import_own_package(package: Path) -> ModuleType:
+    """Import upstream's package folder `package` (e.g. `<tree>/desktop_env`) under its own name, so that
+    its absolute imports resolve inside the tree; another copy already imported (a PyPI install of the
+    same name, another tree's) is dropped first."""
+    name = package.name
+    loaded = sys.modules.get(name)
+    origin = getattr(loaded, "__file__", None) if loaded is not None else None
+    if loaded is not None and origin and Path(origin).resolve().parent == package.resolve():
+        return loaded
+    for module_name in [n for n in sys.modules if n == name or n.startswith(name + ".")]:
+        del sys.modules[module_name]
+    return exec_package(name, package)
+
+
 @contextlib.contextmanager
 def upstream_imports(imports: tuple[tuple[str, Path], ...], *, extra: str) -> Iterator[None]:
     """Make upstream modules importable by their upstream names (e.g. `agent.actions`) for a while: while

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
+from forge_eval._errors import ForgeError
+
 
 def stand_in(name: str, *, package: bool = False, **attributes: Any) -> ModuleType:
     """A module `name` holding `attributes`; a `package` (empty `__path__`) so that its submodules import."""
@@ -75,3 +77,36 @@ def stand_ins(modules: Mapping[str, ModuleType]) -> Iterator[None]:
             yield
     finally:
         logging.basicConfig, logging.FileHandler, warnings.filterwarnings = saved  # type: ignore[misc]
+
+
+class _Absent:
+    """Stands in for a name from an optional module that is not installed; fails, naming the package,
+    only when used (an import of it succeeds, as upstream's top-level imports need)."""
+
+    def __init__(self, name: str, package: str, hint: str) -> None:
+        self._name, self._package, self._hint = name, package, hint
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise ForgeError(
+            f"upstream's code needs '{self._name}', but the package {self._package} is not installed",
+            hint=self._hint,
+        )
+
+    def __getattr__(self, attr: str) -> _Absent:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Absent(f"{self._name}.{attr}", self._package, self._hint)
+
+
+def absent_module(name: str, package: str, hint: str) -> ModuleType:
+    """A stand-in for the optional module `name` (from `package`) that is not installed: importable,
+    with every name in it failing when used (`hint` says how to install it)."""
+    module = stand_in(name, package=True)
+
+    def absent(attr: str) -> _Absent:
+        if attr.startswith("__"):  # module introspection (__file__, __spec__, ...) must see a plain module
+            raise AttributeError(attr)
+        return _Absent(f"{name}.{attr}", package, hint)
+
+    module.__getattr__ = absent  # type: ignore[method-assign]
+    return module

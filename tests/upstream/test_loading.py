@@ -13,9 +13,12 @@ import pytest
 from forge_eval._errors import ForgeError
 from forge_eval.upstream import (
     UpstreamVenv,
+    absent_module,
     import_file,
+    import_own_package,
     import_package,
     load_module,
+    modules_in_place,
     private_name,
     stand_in,
     upstream_imports,
@@ -115,3 +118,28 @@ def test_a_venv_is_ready_only_for_the_requirements_it_was_built_from(tmp_path: P
     assert venv.ready(tree) and venv.ensure(tree) == venv.python  # built: nothing to do
     (tree / "requirements.txt").write_text("six==1.17.0\n")
     assert venv.key(tree) != key and not venv.ready(tree)
+
+
+def test_an_absent_optional_module_imports_and_fails_only_when_used():
+    module = absent_module("nosuchmod", "nosuch-pkg", "pip install nosuch-pkg")
+    with modules_in_place({"nosuchmod": module}):
+        from nosuchmod import sub  # noqa: PLC0415 - the import upstream's top level makes
+
+        with pytest.raises(ForgeError, match="nosuch-pkg is not installed") as failed:
+            sub.call(1)
+        assert failed.value.hint == "pip install nosuch-pkg"
+        assert not hasattr(module, "__spec_origin__")
+    assert "nosuchmod" not in sys.modules
+
+
+def test_a_trees_own_package_replaces_another_copy(tmp_path: Path):
+    for tree in ("a", "b"):
+        package = tmp_path / tree / "treepkg"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text(f"WHERE = {tree!r}\n")
+    try:
+        assert import_own_package(tmp_path / "a" / "treepkg").WHERE == "a"
+        assert import_own_package(tmp_path / "a" / "treepkg") is sys.modules["treepkg"]
+        assert import_own_package(tmp_path / "b" / "treepkg").WHERE == "b"
+    finally:
+        sys.modules.pop("treepkg", None)
