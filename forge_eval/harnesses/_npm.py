@@ -44,7 +44,8 @@ class NpmPackage:
     def installed_version(self, prefix: Path) -> str | None:
         manifest = prefix / "node_modules" / self.name / "package.json"
         try:
-            return str(json.loads(manifest.read_text())["version"])
+            # some packages publish "v1.0.14" in their package.json for the registry's 1.0.14
+            return str(json.loads(manifest.read_text())["version"]).removeprefix("v")
         except (OSError, ValueError, KeyError):
             return None
 

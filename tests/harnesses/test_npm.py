@@ -30,3 +30,12 @@ def test_offline_install_is_a_clear_error(tmp_path, monkeypatch):
     assert "could not install left-pad@1.3.0 into" in message
     assert "the npm registry must be reachable once" in message
     assert not missing([], tmp_path / "prefix") and missing([package], tmp_path / "prefix") == [package]
+
+
+def test_a_package_json_version_with_a_v_is_the_registry_version(tmp_path):
+    """@upstash/context7-mcp 1.0.14 publishes "v1.0.14" in its package.json: installed, not missing."""
+    folder = tmp_path / "node_modules" / "@upstash" / "context7-mcp"
+    folder.mkdir(parents=True)
+    (folder / "package.json").write_text('{"name": "@upstash/context7-mcp", "version": "v1.0.14"}')
+    package = NpmPackage("@upstash/context7-mcp", "1.0.14")
+    assert package.installed_version(tmp_path) == "1.0.14" and not missing([package], tmp_path)
