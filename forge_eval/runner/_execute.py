@@ -388,18 +388,20 @@ def _protocol(plan: RunPlan, used: RunUsed) -> ProtocolRecord:
 def _with_trees(record: ProtocolRecord, trees: list[TreeCheck], task_ids: tuple[str, ...]) -> ProtocolRecord:
     """The record with one element per upstream tree the run read: the pinned commit, or the files that
     differ from it where the run reads them (`--allow-modified-tree`), which makes the run not comparable."""
-    elements = list(record.elements)
-    for folder in dict.fromkeys(tree.folder for tree in trees):
-        tree = next(t for t in trees if t.folder == folder)
+    elements, seen = list(record.elements), set()
+    for tree in trees:
+        if tree.folder in seen:
+            continue
+        seen.add(tree.folder)
         changed = tree.changed(task_ids)
         pinned = f"{tree.repo}@{tree.commit[:12]}"
-        ours = Value(value=pinned) if not changed else Value(
-            value={"commit": pinned, "changed": changed},
-            label=f"{pinned} with {len(changed)} changed file(s): {tree.describe(changed)}",
-        )
-        partial = f"a partial copy: {len(tree.missing)} of the commit's files absent" if tree.missing else ""
+        ours = Value(value=pinned)
+        if changed:
+            label = f"{pinned} with {len(changed)} changed file(s): {tree.describe(changed)}"
+            ours = Value(value={"commit": pinned, "changed": changed}, label=label)
+        partial = f"a partial copy: {len(tree.missing)} files of the commit absent" if tree.missing else None
         name = f"data: {tree.repo} tree" + (f" ({tree.prefix.rstrip('/')})" if tree.prefix else "")
-        elements.append(element("data", Value(value=pinned), ours, name=name, note=partial or None))
+        elements.append(element("data", Value(value=pinned), ours, name=name, note=partial))
     return ProtocolRecord(elements=elements, pending=record.pending)
 
 
