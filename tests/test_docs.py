@@ -169,7 +169,8 @@ def test_readmes_benchmark_table_is_the_one_the_cards_give(tmp_path: Path):
 def test_the_docs_benchmark_table_is_generated(site: Path):
     html = (site / "benchmarks" / "index.html").read_text(encoding="utf-8")
     for name in BENCHMARKS.names():
-        assert type(BENCHMARKS.get(name)).card.needs.split(",")[0] in html
+        if type(BENCHMARKS.get(name)).__module__.startswith("forge_eval."):  # tests register probes
+            assert type(BENCHMARKS.get(name)).card.needs.split(",")[0] in html
 
 
 def test_readme_stays_a_front_page():
