@@ -46,6 +46,9 @@ STILL_PIXELS = 2000
 IDLE_CPU = 0.15
 CPU_SAMPLE_S = 0.4
 
+#: Files under the home that looking at the desktop writes, left out of the settle: each screenshot the
+#: server takes (pyautogui through gnome-screenshot) registers itself in GTK's recent files.
+WRITTEN_BY_LOOKING = (".local/share/recently-used.xbel",)
 #: Run as the desktop user by the server: the windows with their pids, the processes the server started
 #: (the setup's launches) with their age and whether they hold a window, the CPU time of every process
 #: but this probe, and (for the settle) a digest of every file under the home.
@@ -87,9 +90,12 @@ pending = [p for p in launched if procs[p][2] < STARTUP and not owners.intersect
 digest = ""
 if "--files" in sys.argv:
     listing = hashlib.sha256()
-    for folder, _dirs, files in os.walk(os.path.expanduser("~")):
+    home = os.path.expanduser("~")
+    for folder, _dirs, files in os.walk(home):
         for file in sorted(files):
             path = os.path.join(folder, file)
+            if os.path.relpath(path, home) in OBSERVERS:
+                continue
             try:
                 info = os.lstat(path)
             except OSError:
@@ -102,7 +108,9 @@ print(json.dumps({
     "cpu": rate,
     "files": digest,
 }))
-""".replace("STARTUP", repr(STARTUP_S)).replace("SAMPLE", repr(CPU_SAMPLE_S))
+""".replace("STARTUP", repr(STARTUP_S)).replace("SAMPLE", repr(CPU_SAMPLE_S)).replace(
+    "OBSERVERS", repr(set(WRITTEN_BY_LOOKING))
+)
 
 
 @dataclass(frozen=True)
@@ -185,6 +193,8 @@ def still(before: Look, after: Look) -> list[str]:
         changed.append("the window list")
     if before.screen is None or after.screen is None:
         changed.append("the screen (no screenshot)")
+    elif not after.screen.any():
+        changed.append("the screen (blank: nothing drawn yet)")
     elif changed_pixels(before.screen, after.screen) > STILL_PIXELS:
         changed.append("the screen")
     if after.tree != before.tree:

@@ -34,7 +34,7 @@ def _look(at: float, **changes: object) -> Look:
         "pending": 0,
         "cpu": 0.02,
         "files": "f",
-        "screen": np.zeros((108, 192), np.uint8),
+        "screen": np.full((108, 192), 90, np.uint8),
         "tree": "<desktop-frame/>",
     }
     fields.update(changes)
@@ -43,10 +43,10 @@ def _look(at: float, **changes: object) -> Look:
 
 def test_a_caret_or_clock_does_not_hold_the_desktop_back_but_real_change_does() -> None:
     before = _look(0.0)
-    caret = np.zeros((108, 192), np.uint8)
+    caret = np.full((108, 192), 90, np.uint8)
     caret[10:30, 50:52] = 255  # a blinking caret: 40 pixels
     assert still(before, _look(1.0, screen=caret)) == []
-    window = np.zeros((108, 192), np.uint8)
+    window = np.full((108, 192), 90, np.uint8)
     window[:60, :60] = 200  # a window opening: 3,600 pixels
     assert window.size > STILL_PIXELS and still(before, _look(1.0, screen=window)) == ["the screen"]
     assert still(before, _look(1.0, pending=1)) == ["1 launched process(es) without a window yet"]
@@ -58,6 +58,10 @@ def test_a_caret_or_clock_does_not_hold_the_desktop_back_but_real_change_does() 
     assert still(before, _look(1.0, cpu=0.5))[0].startswith("CPU busy")  # 0.5 s of CPU a second
     assert still(before, _look(1.0, cpu=0.05)) == []  # idle
     assert still(before, _look(1.0, screen=None)) == ["the screen (no screenshot)"]
+    # a black frame (caught while an app maps its window) is not a screen to show the agent
+    blank = np.zeros((108, 192), np.uint8)
+    blank_still = still(_look(0.0, screen=blank), _look(1.0, screen=blank))
+    assert blank_still == ["the screen (blank: nothing drawn yet)"]
 
 
 class _Changing(Desktop):
@@ -68,7 +72,7 @@ class _Changing(Desktop):
 
     def look(self, files: bool = False, tree: bool = True) -> Look:
         self.n += 1
-        return _look(time.monotonic(), screen=np.full((108, 192), self.n % 2 * 255, np.uint8))
+        return _look(time.monotonic(), screen=np.full((108, 192), 40 + self.n % 2 * 200, np.uint8))
 
 
 class _Still(Desktop):
