@@ -83,14 +83,10 @@ class ContainerDesktop(LocalDesktop):
     _namespace: str | None = field(default=None, repr=False)
 
     def start(self) -> ContainerDesktop:
-        for removed in [*clean_leftovers(), *remove_leftover_containers(self.engine)]:
-            logger.warning("removed the leftovers of a killed OSWorld run: %s", removed)
-        try:
-            self._start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        return self._start_clean()
+
+    def _leftovers(self) -> list[str]:
+        return [*clean_leftovers(), *remove_leftover_containers(self.engine)]
 
     def _start(self) -> None:
         image = ensure_image(self.engine)

@@ -47,6 +47,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from forge_eval._errors import ForgeError
 from forge_eval.benchmarks.osworld._chrome import (
@@ -169,7 +170,11 @@ class LocalDesktop:
                 f"the OSWorld local desktop needs programs that are not installed: {', '.join(missing)}",
                 hint="run scripts/setup.d/60-desktop.sh (Debian/Ubuntu, as root)",
             )
-        for removed in clean_leftovers():
+        return self._start_clean()
+
+    def _start_clean(self) -> Self:
+        """Clear a killed run's leftovers, then start; a start that fails stops what it started."""
+        for removed in self._leftovers():
             logger.warning("removed the leftovers of a killed OSWorld run: %s", removed)
         try:
             self._start()
@@ -177,6 +182,9 @@ class LocalDesktop:
             self.stop()
             raise
         return self
+
+    def _leftovers(self) -> list[str]:
+        return clean_leftovers()
 
     def _start(self) -> None:
         user = self._user.enter_context(sandbox_user())
