@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import logging
 import os
 import subprocess
 import tarfile
@@ -48,7 +47,6 @@ from forge_eval.benchmarks.osworld._desktop import (
 )
 from forge_eval.benchmarks.osworld._image import engine_command, ensure_image
 
-logger = logging.getLogger(__name__)
 #: Chromium's binary under the name `chrome` in the image (a hard link made by the Dockerfile): the tools
 #: folder's `chrome` leads there, not to the host's binary (which the local desktop links).
 IMAGE_CHROME = "/usr/lib/chromium/chrome"

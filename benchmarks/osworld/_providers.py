@@ -74,12 +74,7 @@ class LocalProvider(Provider):
         self.tree = tree
 
     def requirements(self) -> list[str]:
-        missing = [f"program {m}" for m in missing_programs()]
-        if packages := missing_desktop_packages(desktop_site()):
-            missing.append(
-                f"the desktop's Python packages {', '.join(packages)} "
-                "(python -m forge_eval.benchmarks.osworld.install)"
-            )
+        missing = [f"program {m}" for m in missing_programs()] + _desktop_packages()
         if os.geteuid() != 0:
             missing.append("root: each desktop runs as a throw-away uid, which only root can switch to")
         return missing
@@ -116,12 +111,7 @@ class ContainerProvider(LocalProvider):
         self.name = engine  # type: ignore[misc]
 
     def requirements(self) -> list[str]:
-        missing = engine_problems(self.engine)
-        if packages := missing_desktop_packages(desktop_site()):
-            missing.append(
-                f"the desktop's Python packages {', '.join(packages)} "
-                "(python -m forge_eval.benchmarks.osworld.install)"
-            )
+        missing = engine_problems(self.engine) + _desktop_packages()
         if os.geteuid() != 0:
             missing.append("root: the host opens its channels to the server inside the container's namespace")
         return missing
@@ -182,3 +172,12 @@ def make_provider(name: str, tree: Path | None = None) -> Provider:
     """The provider `name`; the local desktop runs the in-VM server of `tree`, OSWorld's own VM provider
     its DesktopEnv."""
     return PROVIDERS.get(name)(tree)
+
+
+def _desktop_packages() -> list[str]:
+    """What the desktop's Python lacks, as one requirement (local and container desktops run it alike)."""
+    packages = missing_desktop_packages(desktop_site())
+    if not packages:
+        return []
+    install = "python -m forge_eval.benchmarks.osworld.install"
+    return [f"the desktop's Python packages {', '.join(packages)} ({install})"]
