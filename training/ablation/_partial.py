@@ -123,15 +123,15 @@ def run_partial_ablation(
     config.check()
     claim(out, _settings(config), command)
     several = len(config.failure_rates) > 1
+    run_configs = config.run_configs()
     results = train_runs(
-        {rc: run_dir(out, rc) for rc in config.run_configs()},
+        {rc: run_dir(out, rc) for rc in run_configs},
         jobs=jobs,
         progress=progress,
         label=lambda rc: (
             f"{rc.partial} seed {rc.seed}" + (f" (failure rate {_rate(rc.failure_rate)})" if several else "")
         ),
     )
-    run_configs = config.run_configs()
     by_rate = {}
     for rate in config.failure_rates:
         runs = {
