@@ -261,3 +261,28 @@ def test_the_embedded_model_is_served_once_per_node(cluster, tmp_path: Path) -> 
     for url in {u for served in urls.values() for u in served}:
         with pytest.raises(OSError):
             socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1].split("/")[0])), timeout=2)
+
+
+@pytest.mark.parametrize(
+    ("roles", "serves"),
+    [
+        ({"model": MODEL}, False),
+        ({"model": MODEL, "judge": "openai-api/rec/judge"}, False),
+        ({}, True),
+        ({"model": "smollm2"}, True),
+        ({"model": MODEL, "judge": "smollm2"}, True),
+        ({"model": MODEL, "model_roles": {"user": "smollm2"}}, True),
+    ],
+)
+def test_node_models_are_placed_only_for_a_run_that_serves_an_embedded_model(
+    roles: dict[str, Any], serves: bool, tmp_path: Path
+) -> None:
+    """A `NodeModels` actor is a worker process of its own on every node: a run against an endpoint must
+    not start one (on this 2-core machine two such processes importing forge-eval slowed every shard)."""
+    from forge_eval.runner._shards import Shard
+    from forge_eval.runner._worker import ShardJob
+    from forge_eval.runner.executors._ray import _serves_embedded
+
+    spec = RunSpec("forgelab", (0,), tmp_path, **roles)
+    job = ShardJob(spec, Shard("seed0-1of1", 0, ("a",), 1), shared=True)
+    assert _serves_embedded(job) is serves

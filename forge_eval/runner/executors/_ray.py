@@ -8,9 +8,10 @@ retried elsewhere by Ray (`max_retries`), and the lost node's worker ends itself
 run directory, and the merge keeps one sample per (seed, task, epoch). Workers import forge-eval from
 their own environment (the same version on every node: an image or a `runtime_env`).
 
-The embedded model is served once per node, as on one machine: the driver places a `NodeModels` actor on
-each node, which starts a model's server on the node's loopback at its first use and serves every shard
-of the run that lands there (never reachable from another node); the actors end with the run.
+The embedded model is served once per node, as on one machine: when a run serves one, the driver places a
+`NodeModels` actor on each node, which starts a model's server on the node's loopback at its first use and
+serves every shard of the run that lands there (never reachable from another node); the actors end with
+the run.
 """
 
 from __future__ import annotations
@@ -165,7 +166,8 @@ class RayExecutor(Executor):
                 ).remote()
 
     def submit(self, job: ShardJob) -> ShardHandle:
-        self._place_node_models()
+        if _serves_embedded(job):
+            self._place_node_models()
         needs = dict(job.needs)
         options: dict[str, Any] = {
             "num_cpus": needs.pop("CPU", 1.0),
@@ -205,6 +207,15 @@ class RayExecutor(Executor):
         self._models.clear()
         if self._owns:
             ray.shutdown()
+
+
+def _serves_embedded(job: ShardJob) -> bool:
+    """Whether the shard serves an embedded model (its model, judge or another role): only then does a
+    node need a `NodeModels` actor, a worker process of its own that a run against an endpoint would pay
+    for on every node."""
+    spec = job.spec
+    names = [spec.model, spec.judge, *spec.model_roles.values()]
+    return spec.model is None or any(name in EMBEDDED_MODELS for name in names if name is not None)
 
 
 def _alive_nodes() -> list[dict[str, float]]:
