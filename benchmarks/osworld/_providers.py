@@ -56,19 +56,27 @@ class Session:
 class Provider(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
+    #: Whether a bare desktop can be started ahead of its sample (`bare_desktop`), apps provisioned later.
+    prestarts: ClassVar[bool] = False
 
     def requirements(self) -> list[str]:
         """What is missing here to start this provider's desktops, one message each."""
         return []
 
     @abstractmethod
-    def start(self, apps: set[str]) -> Session:
-        """A fresh desktop with `apps` brought to their first-run-done state."""
+    def start(self, apps: set[str], desktop: LocalDesktop | None = None) -> Session:
+        """A fresh desktop with `apps` brought to their first-run-done state; `desktop`: one that
+        `bare_desktop` started ahead, which no task has touched."""
+
+    def bare_desktop(self) -> LocalDesktop:
+        """A started desktop without its apps provisioned (blocking; `prestarts` providers only)."""
+        raise NotImplementedError(f"the {self.name} provider cannot start a desktop ahead of its sample")
 
 
 class LocalProvider(Provider):
     name = "local"
     description = "Xvfb desktop on this host, all of it in a bubblewrap sandbox run by a throw-away uid"
+    prestarts = True
 
     def __init__(self, tree: Path | None = None) -> None:
         self.tree = tree
@@ -82,8 +90,11 @@ class LocalProvider(Provider):
     def _desktop(self) -> LocalDesktop:
         return LocalDesktop(site_dir=desktop_site(), tree=self.tree)
 
-    def start(self, apps: set[str]) -> Session:
-        desktop = self._desktop().start()
+    def bare_desktop(self) -> LocalDesktop:
+        return self._desktop().start()
+
+    def start(self, apps: set[str], desktop: LocalDesktop | None = None) -> Session:
+        desktop = desktop or self.bare_desktop()
         assert desktop.client is not None
         try:
             provision(desktop.client, apps)
@@ -139,7 +150,8 @@ class VMProvider(Provider):
     def requirements(self) -> list[str]:
         return vm_problems() if self.vm_provider == "docker" else []
 
-    def start(self, apps: set[str]) -> Session:
+    def start(self, apps: set[str], desktop: LocalDesktop | None = None) -> Session:
+        assert desktop is None, "OSWorld's own VM is started by its DesktopEnv"
         missing = self.requirements()
         if missing:
             raise ForgeError(

@@ -1,6 +1,7 @@
 """The OSWorld-Verified Inspect task: one desktop per sample, OSWorld's setup, the agent loop, its checker.
 
-Per sample: the provider starts a fresh desktop (apps at their first-run-done state), OSWorld's own
+Per sample: the provider starts a fresh desktop (apps at their first-run-done state; the bare desktop
+started ahead while the previous sample's agent worked, `_spare`), OSWorld's own
 SetupController runs the task's `config` steps through the controller, the runner waits for the desktop
 to be ready (upstream's `lib_run_single.py` sleeps 60 s; `-T waits=ready` waits for what the sleep stands
 for, `_waits`), the harness drives the desktop with OSWorld's baseline agent, the runner waits for the
@@ -11,7 +12,6 @@ OSWorld's code (setup, agent, checkers) comes from the tree the task data comes 
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +32,11 @@ from forge_eval.benchmarks._task import benchmark_task
 from forge_eval.benchmarks.osworld._agent import UpstreamPolicy, run_defaults
 from forge_eval.benchmarks.osworld._client import DesktopClient
 from forge_eval.benchmarks.osworld._data import OSWorldTask, data_root, files_dir, load_tasks, task_cache_dir
+from forge_eval.benchmarks.osworld._desktop import LocalDesktop
 from forge_eval.benchmarks.osworld._env import ACTION_SPACES, OBSERVATION_TYPES, STEP_CAPS, make_env
 from forge_eval.benchmarks.osworld._home import PROVISIONERS
 from forge_eval.benchmarks.osworld._providers import PROVIDERS, Provider, Session, make_provider
+from forge_eval.benchmarks.osworld._spare import DesktopTurns
 from forge_eval.benchmarks.osworld._support import APP_PROGRAMS, split_runnable, support_context
 from forge_eval.benchmarks.osworld._waits import WAIT_POLICIES, Desktop, WaitPolicy, WaitRecord
 from forge_eval.harnesses import HARNESSES
@@ -88,8 +90,8 @@ class Episode:
         return Desktop(client, controller.get_screenshot, controller.get_accessibility_tree)
 
 
-#: One desktop at a time per process: a desktop and its apps take most of a small machine's CPU.
-_DESKTOP_LOCK = asyncio.Lock()
+#: One desktop at a time per process, the next one started ahead (`_spare`).
+_TURNS = DesktopTurns()
 SCORE_KEY = "osworld_score"
 
 
@@ -107,10 +109,11 @@ def start_episode(
     action_space: str,
     observation_type: str,
     pause: float,
+    desktop: LocalDesktop | None = None,
 ) -> Episode:
-    """Start a desktop, run the task's setup steps on it with `tree`'s code, wrap it as an Episode
-    (blocking)."""
-    session = provider.start(apps_of(task))
+    """Start a desktop (or take `desktop`, started ahead by `provider.bare_desktop`), run the task's setup
+    steps on it with `tree`'s code, wrap it as an Episode (blocking)."""
+    session = provider.start(apps_of(task), desktop)
     try:
         env = make_env(
             task.raw,
@@ -184,7 +187,9 @@ def osworld_episode(
         agent = HARNESSES.get(harness).solver(tools=[], system_prompt="", max_steps=max_steps, policy=policy)
         task_ = OSWorldTask(state.metadata["domain"], state.metadata["task"])
         state.metadata.update(observation=observation_type, provider=provider, prompt=prompt)
-        async with _DESKTOP_LOCK:
+        async with _TURNS.turn():
+            desktop, started = await _TURNS.take(chosen)
+            state.metadata["desktop_start"] = started.to_dict()
             episode = await anyio.to_thread.run_sync(
                 lambda: start_episode(
                     task_,
@@ -193,11 +198,13 @@ def osworld_episode(
                     action_space=action_space,
                     observation_type=observation_type,
                     pause=pause,
+                    desktop=desktop,
                 )
             )
             try:
                 bind_computer(episode)
                 _record(state, await wait.ready(episode.desktop, ready_wait))
+                _TURNS.prestart(chosen)
                 try:
                     state = await agent(state, generate)
                 except LimitExceededError:

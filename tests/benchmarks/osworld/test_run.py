@@ -8,6 +8,7 @@ the local desktop, OSWorld's setup steps, upstream's PromptAgent, the computer h
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,14 @@ def _upstream_payload(root: Path, instruction: str, screenshot: bytes) -> dict[s
     return sent[0]
 
 
+def _my_desktops() -> list[Path]:
+    """The state folders (homes) of this process's desktops (owner: "pid start-time uid")."""
+    from forge_eval.benchmarks.osworld._desktop import STATE_ROOT
+
+    mine = str(os.getpid())
+    return [d for d in STATE_ROOT.glob("desktop-*") if (d / "owner").read_text().split()[0] == mine]
+
+
 def _part(part: dict[str, Any]) -> tuple[str, str | None]:
     if part["type"] == "text":
         return part["text"], None
@@ -71,10 +80,15 @@ def test_baseline_agent_through_inspect(osworld_root: Path, desktop_ready: None,
         task_ids=f"{VLC_TASK},{INFEASIBLE_TASK}", data_dir=str(osworld_root), max_steps=3, pause=0.3, **WAITS
     )
     log: EvalLog
+    # two samples at once: the second waits for the desktop turn, and its desktop is started during the
+    # first one's agent turn
     (log,) = inspect_eval(
-        task, model=scripted_model(replies), log_dir=str(tmp_path), display="none", max_samples=1
+        task, model=scripted_model(replies), log_dir=str(tmp_path), display="none", max_samples=2
     )
     assert log.status == "success", log.error
+    starts = sorted((s.metadata["desktop_start"]["prestarted"], s.id) for s in log.samples or [])
+    assert starts == [(False, VLC_TASK), (True, INFEASIBLE_TASK)]
+    assert not _my_desktops(), "a desktop (a spare) outlived the run"
     scores = {s.id: s.scores["osworld_scorer"] for s in log.samples or []}
     assert scores[VLC_TASK].value == 1.0, scores[VLC_TASK].explanation
     assert scores[INFEASIBLE_TASK].value == 1.0 and scores[INFEASIBLE_TASK].answer == "FAIL"
