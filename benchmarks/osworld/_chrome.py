@@ -62,7 +62,7 @@ CHROME_DIR = "chrome"
 #: before), no keyring prompt (the desktop has no GNOME keyring: cookies and passwords stored unencrypted).
 FLAGS = ("--no-first-run", "--no-default-browser-check", "--password-store=basic")
 #: What the browser's environment keeps from the desktop's (nothing that loads code: no PYTHONPATH, no
-#: LD_*; GTK_MODULES is the desktop's own accessibility bridge).
+#: LD_*; GTK_MODULES is the desktop's own accessibility bridge, ACCESSIBILITY_ENABLED turns Chromium's on).
 KEPT_ENV = (
     "DISPLAY",
     "HOME",
@@ -75,6 +75,7 @@ KEPT_ENV = (
     "DBUS_SESSION_BUS_ADDRESS",
     "GTK_MODULES",
     "NO_AT_BRIDGE",
+    "ACCESSIBILITY_ENABLED",
 )
 
 

@@ -302,6 +302,9 @@ class LocalDesktop:
             "SAL_USE_VCLPLUGIN": "gtk3",
             "GTK_MODULES": "gail:atk-bridge",
             "NO_AT_BRIDGE": "0",
+            # Chromium exposes its widgets only when told to; OSWorld's image has accessibility on (its
+            # server's README sets GNOME's toolkit-accessibility), so the a11y_tree observation shows Chrome
+            "ACCESSIBILITY_ENABLED": "1",
             # Qt apps (VLC) expose their widgets only when asked to.
             "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
             "QT_ACCESSIBILITY": "1",

@@ -138,6 +138,10 @@ def test_do_not_track_is_read_from_chromes_profile(osworld_root: Path, chromium:
     episode = _episode(osworld_root, raw)
     try:
         _wait_for_file(episode, PREFERENCES)  # Chromium writes its profile a few seconds after it starts
+        # the a11y_tree observation shows Chromium, as it shows Chrome on OSWorld's GNOME image (an empty
+        # desktop-frame without ACCESSIBILITY_ENABLED)
+        tree = episode.env.controller.get_accessibility_tree() or ""
+        assert "Address and search bar" in tree, tree[:2000]
         prefs = episode.env.controller.get_file(PREFERENCES)
         assert prefs is not None and "enable_do_not_track" not in json.loads(prefs)
         nothing, why_nothing = evaluate(episode)  # postconfig: pkill chrome, google-chrome again
