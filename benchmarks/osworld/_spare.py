@@ -79,6 +79,9 @@ class DesktopTurns:
             return None, DesktopStart(False, 0.0)
         try:
             desktop = await asyncio.wrap_future(started)
+        except asyncio.CancelledError:  # the sample was stopped while the spare still started
+            started.add_done_callback(_stop_started)
+            raise
         except Exception as e:  # the sample starts its own, which reports what fails
             logger.warning("the spare OSWorld desktop did not start (%s); starting one now", e)
             return None, DesktopStart(False, 0.0)
@@ -103,6 +106,12 @@ def _key(provider: Provider) -> tuple[str, str]:
 
 
 async def _stop(started: Future[LocalDesktop]) -> None:
-    with suppress(Exception):  # a start that failed has stopped what it started
+    with anyio.CancelScope(shield=True), suppress(Exception):  # a failed start stopped what it started
         desktop = await asyncio.wrap_future(started)
         await anyio.to_thread.run_sync(desktop.stop)
+
+
+def _stop_started(started: Future[LocalDesktop]) -> None:
+    """Stop the desktop once its start ends (in the thread that started it)."""
+    if not started.cancelled() and started.exception() is None:
+        started.result().stop()

@@ -117,3 +117,21 @@ def test_a_spare_that_fails_to_start_leaves_the_sample_to_start_its_own(
 
     asyncio.run(main())
     assert "did not start (no display)" in caplog.text
+
+
+def test_a_sample_stopped_while_its_spare_starts_leaves_no_desktop() -> None:
+    turns, provider = DesktopTurns(), _Provider(seconds=0.5)
+
+    async def main() -> None:
+        turns._waiting += 1
+        turns.prestart(provider)
+        turns._waiting -= 1
+        taking = asyncio.create_task(turns.take(provider))
+        await asyncio.sleep(0.1)  # the spare is still starting
+        taking.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await taking
+
+    asyncio.run(main())
+    turns._threads.shutdown(wait=True)  # the start, then its stop, run on the turns' thread
+    assert provider.log == ["start 1", "stop 1"]
