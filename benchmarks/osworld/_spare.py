@@ -30,7 +30,8 @@ logger = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class DesktopStart:
     """How a sample's desktop was started: `prestarted` by the previous sample's turn, else on the
-    sample's own critical path; `seconds` it waited for it (the start, or the rest of a spare's start)."""
+    sample's own critical path; `seconds` it waited for the rest of a spare's start (0 when it starts its
+    own: that start is part of its setup)."""
 
     prestarted: bool
     seconds: float
