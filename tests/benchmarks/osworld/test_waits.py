@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -139,47 +140,66 @@ def test_a_window_that_opens_late_is_waited_for_and_a_file_being_written_holds_t
 IMPRESS_TASK = "2cd43775-7085-45d8-89fa-9e35c0a915cf"  # its setup opens a presentation in Impress
 
 
-@pytest.mark.slow
-@pytest.mark.e2e
-def test_a_libreoffice_task_under_both_policies(osworld_root: Path, desktop_ready: None) -> None:
+def _impress_episode(osworld_root: Path, policy: str) -> dict[str, Any]:
+    """One run of the Impress task under `policy`: its waits, first observation, window layout, verdicts."""
     from forge_eval.benchmarks.osworld import evaluate, load_tasks, make_provider, start_episode
     from forge_eval.benchmarks.osworld._task import READY_WAIT, SETTLE_WAIT
-    from forge_eval.benchmarks.osworld._waits import changed_pixels, grey_screen, tree_text
+    from forge_eval.benchmarks.osworld._waits import grey_screen
     from tests.benchmarks.osworld._oracles import ORACLES
 
     (task,) = load_tasks(osworld_root, task_ids=IMPRESS_TASK)
-    seen = {}
-    for policy in ("upstream", "ready"):
-        wait = WAIT_POLICIES.get(policy)
-        episode = start_episode(
-            task,
-            make_provider("local", osworld_root),
-            tree=osworld_root,
-            action_space="pyautogui",
-            observation_type="screenshot_a11y_tree",
-            pause=0.3,
-        )
-        try:
-            desktop = episode.desktop
-            ready = asyncio.run(wait.ready(desktop, READY_WAIT))
-            controller = episode.env.controller
-            first = (controller.get_accessibility_tree(), grey_screen(controller.get_screenshot()))
-            asyncio.run(wait.settled(desktop, SETTLE_WAIT))
-            nothing = evaluate(episode)[0]
-            episode.env.step(ORACLES[IMPRESS_TASK][1])
-            episode.env.step("DONE")
-            settled = asyncio.run(wait.settled(desktop, SETTLE_WAIT))
-            solved = evaluate(episode)[0]
-        finally:
-            episode.session.stop()
-        seen[policy] = (ready, settled, first, nothing, solved)
-    for policy, (_, _, _, nothing, solved) in seen.items():
-        assert (nothing, solved) == (0.0, 1.0), policy
-    (_, _, (tree_up, screen_up), *_), (ready, settled, (tree_ready, screen_ready), *_) = seen.values()
-    assert ready.waited_s < READY_WAIT and "still" in ready.reason, ready  # ready before the cap
-    assert settled.waited_s < SETTLE_WAIT, settled
-    # the first observation the agent gets: what the tree says (a container's role may differ, see
-    # tree_text), and the screen
-    assert tree_up and tree_text(tree_ready) == tree_text(tree_up)
-    assert screen_up is not None and screen_ready is not None
-    assert changed_pixels(screen_up, screen_ready) <= STILL_PIXELS
+    wait = WAIT_POLICIES.get(policy)
+    episode = start_episode(
+        task,
+        make_provider("local", osworld_root),
+        tree=osworld_root,
+        action_space="pyautogui",
+        observation_type="screenshot_a11y_tree",
+        pause=0.3,
+    )
+    try:
+        desktop = episode.desktop
+        ready = asyncio.run(wait.ready(desktop, READY_WAIT))
+        controller = episode.env.controller
+        tree, screen = controller.get_accessibility_tree(), grey_screen(controller.get_screenshot())
+        layout = desktop.client.execute(["wmctrl", "-lG"])["output"]
+        asyncio.run(wait.settled(desktop, SETTLE_WAIT))
+        nothing = evaluate(episode)[0]
+        episode.env.step(ORACLES[IMPRESS_TASK][1])
+        episode.env.step("DONE")
+        settled = asyncio.run(wait.settled(desktop, SETTLE_WAIT))
+        solved = evaluate(episode)[0]
+    finally:
+        episode.session.stop()
+    return {
+        "ready": ready,
+        "settled": settled,
+        "tree": tree,
+        "screen": screen,
+        "layout": [line.split(None, 6)[2:] for line in layout.splitlines()],  # x, y, w, h, title
+        "verdicts": (nothing, solved),
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_a_libreoffice_task_under_both_policies(osworld_root: Path, desktop_ready: None) -> None:
+    from forge_eval.benchmarks.osworld._task import READY_WAIT, SETTLE_WAIT
+    from forge_eval.benchmarks.osworld._waits import changed_pixels, tree_text
+
+    # LibreOffice's first window on a fresh profile is now and then left unmaximized on this desktop, under
+    # either policy and however long one waits (the 47-task bench saw it under upstream's 60 s); when the two
+    # windows' layouts differ, the pair runs once more. With the same layout the screens must match.
+    for attempt in (1, 2):
+        up, cond = (_impress_episode(osworld_root, policy) for policy in ("upstream", "ready"))
+        for run in (up, cond):
+            assert run["verdicts"] == (0.0, 1.0), run["ready"].policy
+        assert cond["ready"].waited_s < READY_WAIT and "still" in cond["ready"].reason, cond["ready"]
+        assert cond["settled"].waited_s < SETTLE_WAIT, cond["settled"]
+        # the first observation the agent gets: what the tree says (a container's role may differ, see
+        # tree_text), and the screen
+        assert up["tree"] and tree_text(cond["tree"]) == tree_text(up["tree"])
+        assert up["screen"] is not None and cond["screen"] is not None
+        if changed_pixels(up["screen"], cond["screen"]) <= STILL_PIXELS:
+            break
+        assert up["layout"] != cond["layout"] and attempt == 1, (attempt, up["layout"], cond["layout"])
