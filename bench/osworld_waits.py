@@ -8,10 +8,10 @@ Under `upstream` each desktop starts when its task does (its start is timed apar
 `ready` it was started ahead, during the previous task's `ready` episode after its first observation, as
 `forge-eval run` does for the sample waiting for its turn (`--no-prestart`: started when the task does).
 It prints per task whether the two policies gave the same first observation (what the tree says equal,
-`tree_text`, and whether the whole tree is; screenshots equal but for at most `STILL_PIXELS` pixels: a
-caret, the pointer) and the same verdicts, and the
-environment time of each (setup start to first observation; last action to verdict), then the medians and
-the share of identical verdicts and observations. Nothing else should run on the machine meanwhile.
+`tree_text`, and whether the whole tree is, dynamic text masked; screenshots equal but for at most
+`STILL_PIXELS` pixels: a caret, the pointer) and the same verdicts, and the environment time of each
+(setup start to first observation; last action to verdict), then the medians and the share of identical
+verdicts and observations. Nothing else should run on the machine meanwhile.
 
     python bench/osworld_waits.py [--tasks ID,ID] [--limit N] [--data-dir TREE]
 """
@@ -36,6 +36,7 @@ from forge_eval.benchmarks.osworld._waits import (
     WAIT_POLICIES,
     changed_pixels,
     grey_screen,
+    masked_tree,
     tree_text,
 )
 
@@ -123,7 +124,7 @@ def main() -> None:
                 args.keep.mkdir(parents=True, exist_ok=True)
                 (args.keep / f"{task.id}.{name}.xml").write_text(run["first"]["tree"] or "")
                 (args.keep / f"{task.id}.{name}.png").write_bytes(run["first"]["png"] or b"")
-        same_tree = up["first"]["tree"] == ready["first"]["tree"]
+        same_tree = masked_tree(up["first"]["tree"]) == masked_tree(ready["first"]["tree"])
         same_text = tree_text(up["first"]["tree"]) == tree_text(ready["first"]["tree"])
         a, b = up["first"]["screen"], ready["first"]["screen"]
         pixels = changed_pixels(a, b) if a is not None and b is not None else -1

@@ -10,8 +10,9 @@ for two conditions, and the `ready` policy waits for those instead, never longer
 - settled: no file under the user's home changing, the screen still and the processes idle, for `QUIET_S`.
 
 "Still" screens allow a few changed pixels (`STILL_PIXELS`): a blinking caret or a clock must not hold a
-desktop back. Each phase is read through the desktop's own server (a probe run as the desktop user, the
-screenshot and the tree upstream's controller fetches), so it works for every provider. What was waited
+desktop back, nor may text of the tree that changes with time alone (`DYNAMIC_TREE_TEXT`, masked). Each
+phase is read through the desktop's own server (a probe run as the desktop user, the screenshot and the
+tree upstream's controller fetches), so it works for every provider. What was waited
 for and how long is recorded per sample (`WaitRecord`).
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -45,6 +47,10 @@ STILL_PIXELS = 2000
 #: `CPU_SAMPLE_S` in which nothing is asked of them.
 IDLE_CPU = 0.15
 CPU_SAMPLE_S = 0.4
+#: Text of an accessibility tree that changes with time alone, as a clock on the screen does, masked where
+#: trees are compared: Chromium names each tab with its memory use ("New Tab - Memory usage - 33.4 MB"),
+#: which drifts from one look to the next.
+DYNAMIC_TREE_TEXT = (re.compile(r"(Memory usage - )[0-9.,]+ [KMGT]?B"),)
 
 #: Files under the home that looking at the desktop writes, left out of the settle: each screenshot the
 #: server takes (pyautogui through gnome-screenshot) registers itself in GTK's recent files.
@@ -197,7 +203,7 @@ def still(before: Look, after: Look) -> list[str]:
         changed.append("the screen (blank: nothing drawn yet)")
     elif changed_pixels(before.screen, after.screen) > STILL_PIXELS:
         changed.append("the screen")
-    if after.tree != before.tree:
+    if masked_tree(after.tree) != masked_tree(before.tree):
         changed.append("the accessibility tree")
     if after.files != before.files:
         changed.append("files under the home")
@@ -206,10 +212,18 @@ def still(before: Look, after: Look) -> list[str]:
     return changed
 
 
+def masked_tree(tree: str | None) -> str | None:
+    """`tree` with its dynamic text (`DYNAMIC_TREE_TEXT`) masked."""
+    for pattern in DYNAMIC_TREE_TEXT:
+        tree = pattern.sub(r"\1…", tree) if tree else tree
+    return tree
+
+
 def tree_text(tree: str | None) -> list[str]:
-    """What an accessibility tree says, node by node (names and text), without the nodes' roles: a
-    container's role may still change after a desktop looks ready (LibreOffice's slide pane, on a loaded
-    machine, showed as a `panel` before it became a `scroll-pane`)."""
+    """What an accessibility tree says, node by node (names and text, dynamic text masked), without the
+    nodes' roles: a container's role may still change after a desktop looks ready (LibreOffice's slide
+    pane, on a loaded machine, showed as a `panel` before it became a `scroll-pane`)."""
+    tree = masked_tree(tree)
     if not tree:
         return []
     root = ElementTree.fromstring(tree)

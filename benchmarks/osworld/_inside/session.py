@@ -52,6 +52,14 @@ def _wait_for(ready: Callable[[], bool], seconds: float, what: str) -> None:
         time.sleep(0.05)
 
 
+def xvfb_argv(display: str, width: int, height: int) -> list[str]:
+    """The X server's command line. `-noreset`: by default Xvfb resets when its last client leaves, and
+    refuses a client that connects meanwhile; after the readiness check (`xdpyinfo`) left, openbox was
+    refused now and then, and the desktop ran without a window manager (windows undecorated, never
+    maximized: Chromium without its caption buttons, LibreOffice's window unmaximized)."""
+    return ["Xvfb", display, "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp", "-noreset"]
+
+
 def start_desktop(width: int, height: int) -> None:
     """Xvfb, the session bus (which starts dconf, gnome-terminal-server and nautilus on demand, as in a
     GNOME session), the AT-SPI bus (on before any app starts, or apps expose no tree), openbox."""
@@ -61,7 +69,7 @@ def start_desktop(width: int, height: int) -> None:
     os.makedirs("/tmp/.X11-unix", exist_ok=True)
     os.chmod("/tmp/.X11-unix", 0o1777)
     xvfb = subprocess.Popen(
-        ["Xvfb", display, "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp"],
+        xvfb_argv(display, width, height),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
     )
@@ -89,7 +97,14 @@ def start_desktop(width: int, height: int) -> None:
             "variant:boolean:true",
         ]
         subprocess.run(enable, capture_output=True, timeout=10)
-    _background(["openbox", *_openbox_config(runtime)])
+    openbox = _background(["openbox", *_openbox_config(runtime)])
+
+    def managed() -> bool:
+        if openbox.poll() is not None:
+            raise SystemExit(f"desktop session: openbox exited at start (code {openbox.returncode})")
+        return subprocess.run(["wmctrl", "-m"], capture_output=True).returncode == 0
+
+    _wait_for(managed, 15, "openbox managing the display")
 
 
 def _openbox_config(runtime: str) -> list[str]:

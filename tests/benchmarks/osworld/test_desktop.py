@@ -6,6 +6,9 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
+import subprocess
+import time
 import tomllib
 from pathlib import Path
 
@@ -47,6 +50,7 @@ def test_server_endpoints_and_clean_stop(osworld_root: Path, desktop_ready: None
         assert (desktop.home / "Desktop/a.txt").stat().st_uid == uid
         assert client.read("/home/user/Desktop/a.txt") == b"hi"
         assert client.read("/home/user/none") is None
+        assert "Openbox" in client.execute(["wmctrl", "-m"])["output"]  # windows are managed from the start
         tree = httpx.get(f"{url}/accessibility", timeout=60).json()["AT"]
         assert tree.startswith("<desktop-frame")
         # An app, and a process that left its parent behind (double fork): both must go with the desktop.
@@ -60,6 +64,33 @@ def test_server_endpoints_and_clean_stop(osworld_root: Path, desktop_ready: None
     assert not state.exists()
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"{url}/platform", timeout=2)
+
+
+def test_the_x_server_does_not_reset_when_its_last_client_leaves() -> None:
+    """A reset refuses the clients that connect meanwhile: openbox, started as the desktop's readiness check
+    left, now and then was, and that desktop ran without a window manager. A reset clears the root window's
+    properties, so one set by a client that then left must still be there."""
+    from forge_eval.benchmarks.osworld._inside.session import xvfb_argv
+
+    if shutil.which("Xvfb") is None or shutil.which("xprop") is None:
+        pytest.skip("Xvfb or xprop not installed (scripts/setup.d/60-desktop.sh)")
+    number = next(n for n in range(90, 200) if not Path(f"/tmp/.X{n}-lock").exists())
+    env = {**os.environ, "DISPLAY": f":{number}"}
+    argv = xvfb_argv(f":{number}", 64, 64)
+    xvfb = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 15
+        while subprocess.run(["xprop", "-root"], env=env, capture_output=True).returncode != 0:
+            assert xvfb.poll() is None and time.monotonic() < deadline, "Xvfb did not come up"
+            time.sleep(0.1)
+        set_it = ["xprop", "-root", "-f", "FORGE_PROBE", "8s", "-set", "FORGE_PROBE", "kept"]
+        subprocess.run(set_it, env=env, check=True)
+        time.sleep(0.5)  # the server is without clients now
+        read = subprocess.run(["xprop", "-root", "FORGE_PROBE"], env=env, capture_output=True, text=True)
+        assert '"kept"' in read.stdout, read.stdout + read.stderr
+    finally:
+        xvfb.terminate()
+        xvfb.wait(10)
 
 
 def _cmdline(pid: int) -> bytes:

@@ -25,6 +25,7 @@ from forge_eval.benchmarks.osworld._waits import (
     Desktop,
     Look,
     still,
+    tree_text,
 )
 
 
@@ -42,7 +43,7 @@ def _look(at: float, **changes: object) -> Look:
     return Look(**fields)  # type: ignore[arg-type]
 
 
-def test_a_caret_or_clock_does_not_hold_the_desktop_back_but_real_change_does() -> None:
+def test_a_caret_a_clock_or_a_tab_memory_figure_does_not_hold_the_desktop_back_but_real_change_does() -> None:
     before = _look(0.0)
     caret = np.full((108, 192), 90, np.uint8)
     caret[10:30, 50:52] = 255  # a blinking caret: 40 pixels
@@ -56,6 +57,12 @@ def test_a_caret_or_clock_does_not_hold_the_desktop_back_but_real_change_does() 
     assert still(before, _look(1.0, tree="<desktop-frame><frame/></desktop-frame>")) == [
         "the accessibility tree"
     ]
+    # Chromium's tab names carry its memory use, which drifts like a clock; a changed title does not
+    tab = '<desktop-frame><page-tab name="New Tab - Memory usage - {}"/></desktop-frame>'
+    assert still(_look(0.0, tree=tab.format("32.9 MB")), _look(1.0, tree=tab.format("33.5 MB"))) == []
+    moved = tab.format("32.9 MB").replace("New Tab", "Bing")
+    assert still(_look(0.0, tree=tab.format("32.9 MB")), _look(1.0, tree=moved)) == ["the accessibility tree"]
+    assert tree_text(tab.format("1,024.5 KB")) == tree_text(tab.format("2 MB")) != tree_text(moved)
     assert still(before, _look(1.0, cpu=0.5))[0].startswith("CPU busy")  # 0.5 s of CPU a second
     assert still(before, _look(1.0, cpu=0.05)) == []  # idle
     assert still(before, _look(1.0, screen=None)) == ["the screen (no screenshot)"]
