@@ -194,19 +194,15 @@ def test_a_libreoffice_task_under_both_policies(osworld_root: Path, desktop_read
     from forge_eval.benchmarks.osworld._task import READY_WAIT, SETTLE_WAIT
     from forge_eval.benchmarks.osworld._waits import changed_pixels, tree_text
 
-    # LibreOffice's first window on a fresh profile is now and then left unmaximized on this desktop, under
-    # either policy and however long one waits (the 47-task bench saw it under upstream's 60 s); when the two
-    # windows' layouts differ, the pair runs once more. With the same layout the screens must match.
-    for attempt in (1, 2):
-        up, cond = (_impress_episode(osworld_root, policy) for policy in ("upstream", "ready"))
-        for run in (up, cond):
-            assert run["verdicts"] == (0.0, 1.0), run["ready"].policy
-        assert cond["ready"].waited_s < READY_WAIT and "still" in cond["ready"].reason, cond["ready"]
-        assert cond["settled"].waited_s < SETTLE_WAIT, cond["settled"]
-        # the first observation the agent gets: what the tree says (a container's role may differ, see
-        # tree_text), and the screen
-        assert up["tree"] and tree_text(cond["tree"]) == tree_text(up["tree"])
-        assert up["screen"] is not None and cond["screen"] is not None
-        if changed_pixels(up["screen"], cond["screen"]) <= STILL_PIXELS:
-            break
-        assert up["layout"] != cond["layout"] and attempt == 1, (attempt, up["layout"], cond["layout"])
+    up, cond = (_impress_episode(osworld_root, policy) for policy in ("upstream", "ready"))
+    for run in (up, cond):
+        assert run["verdicts"] == (0.0, 1.0), run["ready"].policy
+    assert cond["ready"].waited_s < READY_WAIT and "still" in cond["ready"].reason, cond["ready"]
+    assert cond["settled"].waited_s < SETTLE_WAIT, cond["settled"]
+    # the first observation the agent gets: what the tree says (a container's role may differ, see
+    # tree_text), and the screen, with the same windows where they were (an unmanaged LibreOffice window
+    # stayed unmaximized while Xvfb could refuse the window manager)
+    assert up["tree"] and tree_text(cond["tree"]) == tree_text(up["tree"])
+    assert up["layout"] == cond["layout"] and any("Impress" in window[-1] for window in up["layout"])
+    assert up["screen"] is not None and cond["screen"] is not None
+    assert changed_pixels(up["screen"], cond["screen"]) <= STILL_PIXELS
