@@ -12,8 +12,8 @@ for two conditions, and the `ready` policy waits for those instead, never longer
 "Still" screens allow a few changed pixels (`STILL_PIXELS`): a blinking caret or a clock must not hold a
 desktop back, nor may text of the tree that changes with time alone (`DYNAMIC_TREE_TEXT`, masked). Each
 phase is read through the desktop's own server (a probe run as the desktop user, the screenshot and the
-tree upstream's controller fetches), so it works for every provider. What was waited
-for and how long is recorded per sample (`WaitRecord`).
+tree upstream's controller fetches), so it works for every provider. What was waited for and how long is
+recorded per sample (`WaitRecord`).
 """
 
 from __future__ import annotations
