@@ -214,8 +214,10 @@ def still(before: Look, after: Look) -> list[str]:
 
 def masked_tree(tree: str | None) -> str | None:
     """`tree` with its dynamic text (`DYNAMIC_TREE_TEXT`) masked."""
+    if not tree:
+        return tree
     for pattern in DYNAMIC_TREE_TEXT:
-        tree = pattern.sub(r"\1…", tree) if tree else tree
+        tree = pattern.sub(r"\1…", tree)
     return tree
 
 
