@@ -36,10 +36,12 @@ from forge_eval._registry import Registry
 from forge_eval.benchmarks.osworld._client import DesktopClient
 
 #: Seconds every condition must hold in a row.
-QUIET_S = 3.0
+QUIET_S = 2.0
 #: Seconds a launched process without a window may still be starting (a daemon has none for ever).
 STARTUP_S = 10.0
-#: Seconds between two looks.
+#: Seconds from the start of one look to the start of the next, at least. A look on a real desktop takes
+#: longer (its CPU sample alone is `CPU_SAMPLE_S`), so looks follow each other without a pause: a pause
+#: would only lengthen the quiet window's last step.
 POLL_S = 0.5
 #: Changed pixels two screenshots may differ by and still be the same screen (a caret, a clock).
 STILL_PIXELS = 2000
@@ -274,12 +276,13 @@ class ConditionWaits(WaitPolicy):
 
     def _until_still(self, desktop: Desktop, cap: float, phase: str, files: bool) -> WaitRecord:
         """Look until nothing changed for QUIET_S, or `cap` seconds have passed (blocking)."""
-        start = time.monotonic()
+        start = looked = time.monotonic()
         previous = desktop.look(files=files, tree=not files)
         quiet_since: float | None = None
         looks, changed = 1, ["nothing looked at yet"]
         while time.monotonic() - start < cap:
-            time.sleep(min(POLL_S, max(0.0, cap - (time.monotonic() - start))))
+            time.sleep(max(0.0, min(looked + POLL_S, start + cap) - time.monotonic()))
+            looked = time.monotonic()
             current = desktop.look(files=files, tree=not files)
             looks += 1
             changed = still(previous, current)
