@@ -40,8 +40,8 @@ QUIET_S = 2.0
 #: Seconds a launched process without a window may still be starting (a daemon has none for ever).
 STARTUP_S = 10.0
 #: Seconds from the start of one look to the start of the next, at least. A look on a real desktop takes
-#: longer (its CPU sample alone is `CPU_SAMPLE_S`), so looks follow each other without a pause: a pause
-#: would only lengthen the quiet window's last step.
+#: longer (about 0.75 s on 2 cores: the CPU sample, the screenshot, the tree), so its looks follow each
+#: other without a pause: a pause would only lengthen the quiet window's last step.
 POLL_S = 0.5
 #: Changed pixels two screenshots may differ by and still be the same screen (a caret, a clock).
 STILL_PIXELS = 2000

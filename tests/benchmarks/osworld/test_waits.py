@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 from forge_eval.benchmarks.osworld._waits import (
+    POLL_S,
     QUIET_S,
     STILL_PIXELS,
     WAIT_POLICIES,
@@ -97,6 +98,7 @@ def test_the_caps_hold_and_a_still_desktop_is_ready_after_the_quiet_window() -> 
     record = asyncio.run(ready.ready(_Changing(), 2.0))
     assert 2.0 <= time.monotonic() - started < 4.0
     assert record.reason.startswith("cap of 2 s reached") and "the screen" in record.reason
+    assert 2.0 / POLL_S <= record.looks <= 2.0 / POLL_S + 1  # instant looks are paced, not a busy loop
     record = asyncio.run(ready.settled(_Still(), 20.0))
     assert QUIET_S <= record.waited_s < QUIET_S + 2 and "still" in record.reason
     record = asyncio.run(WAIT_POLICIES.get("upstream").ready(_Still(), 0.2))
