@@ -236,7 +236,7 @@ def test_stop_ends_the_sandbox_on_its_node(cluster: LocalCluster) -> None:
     node, during, after, sandbox = asyncio.run(main())
     assert node == cluster.worker.node_id
     assert during.strip() == "started"
-    assert after.startswith("(no logs: the rollout's actor")
+    assert after.strip() == "started"  # brought back by stop: the actor is killed right after
     assert len(sandbox) == 6  # bwrap (2), the proxy port's socat, sh and its two sleeps
     assert _alive(sandbox) == set()  # stop() waited for the whole tree
     assert processes_with("FORGE_ROLLOUT_ID=long") == []
@@ -280,7 +280,7 @@ def test_a_killed_raylet_evicts_the_rollout_and_leaves_nothing(cluster: LocalClu
     doomed = cluster.cluster.add_node(num_cpus=1, resources={"doomed": 1})
     backend = RayBackend(resources={"doomed": 1})
 
-    async def main() -> tuple[RolloutOutcome, float, set[int]]:
+    async def main() -> tuple[RolloutOutcome, float, set[int], str]:
         spec = _spec("lost", ["/bin/sh", "-c", "sleep 300 & sleep 300"])
         handle = await backend.start(spec)
         try:
@@ -293,14 +293,16 @@ def test_a_killed_raylet_evicts_the_rollout_and_leaves_nothing(cluster: LocalClu
             t0 = time.monotonic()
             # left unreaped: Ray's own worker check sees a zombie raylet alive; the actor's lifeline does not
             doomed.all_processes["raylet"][0].process.kill()
-            return await waiting, time.monotonic() - t0, sandbox
+            outcome = await waiting
+            return outcome, time.monotonic() - t0, sandbox, await backend.logs(handle)
         finally:
             await backend.stop(handle)
 
     try:
-        outcome, waited, sandbox = asyncio.run(main())
+        outcome, waited, sandbox, logs = asyncio.run(main())
         assert len(sandbox) == 6, "the sandbox never started"
         assert outcome == RolloutOutcome("evicted")
+        assert logs.startswith(f"(no logs: the rollout's actor on node {doomed.node_id} is gone")
         assert waited < 30
         assert _gone(sandbox, within_s=20)
         assert processes_with("FORGE_ROLLOUT_ID=lost") == []

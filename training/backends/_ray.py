@@ -109,9 +109,12 @@ class RolloutActor:
     async def logs(self) -> str:
         return await self.backend.logs(self.handle) if self.handle is not None else ""
 
-    async def stop(self) -> None:
-        if self.handle is not None:
-            await self.backend.stop(self.handle)
+    async def stop(self) -> str:
+        """Stop the sandbox; returns its output, which the trainer can still read once this actor is gone."""
+        if self.handle is None:
+            return ""
+        await self.backend.stop(self.handle)
+        return await self.backend.logs(self.handle)
 
 
 @functools.cache
@@ -128,6 +131,7 @@ class _Actor:
     node: str = "?"
     lost: bool = False
     stopped: bool = False
+    final_logs: str | None = None  # the output `stop` brought back before the actor was killed
 
 
 def _need_text(need: Mapping[str, float]) -> str:
@@ -287,6 +291,8 @@ class RayBackend(RolloutBackend):
         import ray  # optional dependency (the `ray` extra)
 
         running: _Actor = handle.ref
+        if running.final_logs is not None:  # stopped: the actor may still answer while its kill is under way
+            return running.final_logs
         try:
             return await asyncio.wait_for(running.actor.logs.remote(), _LOGS_TIMEOUT_S)
         except (ray.exceptions.RayError, TimeoutError) as e:
@@ -301,7 +307,7 @@ class RayBackend(RolloutBackend):
         running.stopped = True
         try:
             if not running.lost:  # the actor kills the sandbox and runs the program's cleanup there
-                await asyncio.wait_for(running.actor.stop.remote(), self.grace_s)
+                running.final_logs = await asyncio.wait_for(running.actor.stop.remote(), self.grace_s)
         except (ray.exceptions.RayError, TimeoutError) as e:
             logger.warning("rollout %s: stop on node %s failed: %s", handle.rollout_id, running.node, e)
         finally:
