@@ -111,10 +111,9 @@ class RolloutActor:
 
     async def stop(self) -> str:
         """Stop the sandbox; returns its output, which the trainer can still read once this actor is gone."""
-        if self.handle is None:
-            return ""
-        await self.backend.stop(self.handle)
-        return await self.backend.logs(self.handle)
+        if self.handle is not None:
+            await self.backend.stop(self.handle)
+        return await self.logs()
 
 
 @functools.cache
